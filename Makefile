@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# eroce top-level build.  `make` builds the kernel module and the rdma-core
+# provider; `make check` is the whole test suite (what CI runs); `make demo`
+# boots a guest and shows two eroce devices talking.
+
+KVER ?= $(shell ls /lib/modules 2>/dev/null | sort -V | tail -n 1)
+KDIR ?= /lib/modules/$(KVER)/build
+DESTDIR ?=
+SRCDIR := $(CURDIR)
+MODDIR := drivers/infiniband/sw/eroce
+
+# packages that building, testing and the demo need (Debian 12)
+DEB_PKGS := build-essential gcc make kmod cpio bc flex bison \
+	linux-image-amd64 linux-headers-amd64 \
+	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
+	perftest rdmacm-utils iproute2 iperf3 ethtool \
+	qemu-system-x86 busybox-static tshark python3-scapy \
+	sparse strace
+
+.PHONY: all modules provider install deps check unit vmtest demo lint clean
+
+all: modules provider
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(SRCDIR) W=1 modules
+
+provider:
+	$(MAKE) -C userspace
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(SRCDIR) INSTALL_MOD_PATH=$(DESTDIR) \
+		INSTALL_MOD_DIR=updates modules_install
+	$(MAKE) -C userspace install DESTDIR=$(DESTDIR)
+	if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); \
+	else depmod -a -b $(DESTDIR) $(KVER) || true; fi
+
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends $$missing; \
+	else echo "all build and test packages are installed"; fi
+
+unit:
+	$(MAKE) -C tests/unit run
+
+vmtest: all
+	selftests/run_vm.sh selftests/eroce/*.sh
+
+check: deps
+	scripts/check.sh
+
+demo: deps all
+	selftests/run_vm.sh --show selftests/demo.sh
+
+# style checks need the kernel source (checkpatch.pl)
+lint:
+	scripts/lint.sh
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(SRCDIR) clean
+	$(MAKE) -C userspace clean
+	$(MAKE) -C tests/unit clean
