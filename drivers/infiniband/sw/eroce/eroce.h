@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * eroce: software RoCEv2 RDMA provider - device-wide definitions.
+ *
+ * struct eroce_dev is one RDMA device bound to one Ethernet netdev.  The
+ * verbs objects hang off it through struct eroce_res (eroce_verbs.h); the
+ * UDP sockets it sends and receives on belong to its netdev's network
+ * namespace (struct eroce_net, eroce_net.c).
+ */
+#ifndef EROCE_H
+#define EROCE_H
+
+#include <linux/netdevice.h>
+#include <linux/mutex.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/eroce-abi.h>
+
+#include "eroce_verbs.h"
+
+#define EROCE_DRV_NAME		"eroce"
+#define EROCE_LINK_TYPE		"eroce"
+#define EROCE_VENDOR_ID		0xFFFFFF	/* no IEEE OUI: software device */
+#define EROCE_VENDOR_PART_ID	0x4e52
+#define EROCE_HW_VER		1
+#define EROCE_FW_VER		((u64)1 << 32)
+#define EROCE_ROCE_UDP_PORT	4791
+
+/* device limits reported by query_device and enforced by the verbs */
+enum eroce_limits {
+	EROCE_MAX_QP		= 16384,
+	EROCE_MAX_QP_WR		= 16384,
+	EROCE_MAX_SGE		= 32,
+	EROCE_MAX_INLINE_DATA	= 512,
+	EROCE_MAX_CQ		= 16384,
+	EROCE_MAX_CQE		= 65536,
+	EROCE_MAX_MR		= 65536,
+	EROCE_MAX_PD		= 65536,
+	EROCE_MAX_AH		= 65536,
+	EROCE_MAX_SRQ		= 4096,
+	EROCE_MAX_SRQ_WR	= 16384,
+	EROCE_MAX_SRQ_SGE	= 32,
+	EROCE_MAX_RD_ATOMIC	= 128,
+	EROCE_MAX_PKEYS		= 1,
+	EROCE_GID_TABLE_LEN	= 1024,
+	EROCE_MAX_MSG_SIZE	= 1 << 31,
+};
+
+#define EROCE_MAX_MR_SIZE	((u64)1 << 40)
+#define EROCE_DEFAULT_PKEY	0xffff
+
+struct eroce_net;
+
+struct eroce_dev {
+	struct ib_device ibdev;		/* first: ib_alloc_device() */
+	/* parent netdev; ib_device_set_netdev() holds the reference */
+	struct net_device *ndev;
+	struct eroce_net *net;		/* sockets of ndev's namespace */
+
+	/* guards port_state and active_mtu against the netdev notifier */
+	spinlock_t port_lock;
+	enum ib_port_state port_state;
+	enum ib_mtu active_mtu;
+
+	struct eroce_res res;		/* verbs objects */
+};
+
+static inline struct eroce_dev *to_eroce_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct eroce_dev, ibdev);
+}
+
+/* eroce_device.c */
+int eroce_dev_add(const char *name, struct net_device *ndev);
+void eroce_dev_port_event(struct eroce_dev *edev);
+void eroce_dev_mtu_changed(struct eroce_dev *edev);
+struct eroce_dev *eroce_dev_get_by_netdev(struct net_device *ndev);
+enum ib_mtu eroce_mtu_from_netdev_mtu(unsigned int mtu);
+
+/* eroce_net.c: per-namespace UDP/4791 sockets */
+struct eroce_net *eroce_net_get(struct net *net);
+void eroce_net_put(struct eroce_net *en);
+int eroce_net_init(void);
+void eroce_net_exit(void);
+
+#endif /* EROCE_H */

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce_net.c - the UDP/4791 sockets of each network namespace.
+ *
+ * A RoCEv2 device sends and receives in the namespace of its netdev.  The
+ * first eroce device created in a namespace opens one IPv4 and (if IPv6 is
+ * available there) one IPv6 kernel UDP tunnel socket bound to port 4791;
+ * the last device to go closes them.  Kernel sockets hold no reference on
+ * their namespace, so the pernet exit hook waits until every device of a
+ * dying namespace has been unregistered (its netdev goes away with the
+ * namespace) and the sockets are closed, before the namespace is freed.
+ *
+ * Context: process context only (device creation and teardown, pernet
+ * exit).  Locks: eroce_net_lock (mutex) guards eroce_net_list and every
+ * eroce_net's users count; it is never held across device unregistration.
+ */
+#include <linux/module.h>
+#include <linux/wait.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/udp_tunnel.h>
+
+#include "eroce.h"
+
+struct eroce_net {
+	struct list_head list;		/* in eroce_net_list */
+	struct net *net;		/* not counted: see the file comment */
+	struct socket *sock4;
+	struct socket *sock6;		/* NULL if IPv6 is off in net */
+	unsigned int users;		/* devices using the sockets */
+};
+
+static DEFINE_MUTEX(eroce_net_lock);
+static LIST_HEAD(eroce_net_list);
+static DECLARE_WAIT_QUEUE_HEAD(eroce_net_released);
+
+/*
+ * Until the transport engines exist every RoCEv2 packet that reaches an
+ * eroce socket is consumed and dropped here, so it never reaches
+ * the UDP stack, which would answer with ICMP port unreachable.
+ */
+static int eroce_net_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	kfree_skb(skb);
+	return 0;
+}
+
+static struct socket *eroce_net_sock_open(struct net *net, bool ipv6)
+{
+	struct udp_tunnel_sock_cfg tnl_cfg = {};
+	struct udp_port_cfg udp_cfg = {};
+	struct socket *sock;
+	int err;
+
+	if (ipv6) {
+		udp_cfg.family = AF_INET6;
+		udp_cfg.ipv6_v6only = 1;
+	} else {
+		udp_cfg.family = AF_INET;
+	}
+	udp_cfg.local_udp_port = htons(EROCE_ROCE_UDP_PORT);
+
+	err = udp_sock_create(net, &udp_cfg, &sock);
+	if (err)
+		return ERR_PTR(err);
+
+	/*
+	 * RoCEv2 senders may leave the UDP checksum zero even over IPv6;
+	 * use_udp6_rx_checksums stays false so such packets are accepted.
+	 */
+	tnl_cfg.encap_type = 1;
+	tnl_cfg.encap_rcv = eroce_net_encap_rcv;
+	setup_udp_tunnel_sock(net, sock, &tnl_cfg);
+	return sock;
+}
+
+static struct eroce_net *eroce_net_find(struct net *net)
+{
+	struct eroce_net *en;
+
+	lockdep_assert_held(&eroce_net_lock);
+	list_for_each_entry(en, &eroce_net_list, list)
+		if (net_eq(en->net, net))
+			return en;
+	return NULL;
+}
+
+static struct eroce_net *eroce_net_create(struct net *net)
+{
+	struct eroce_net *en;
+	int err;
+
+	lockdep_assert_held(&eroce_net_lock);
+	en = kzalloc(sizeof(*en), GFP_KERNEL);
+	if (!en)
+		return ERR_PTR(-ENOMEM);
+	en->net = net;
+
+	en->sock4 = eroce_net_sock_open(net, false);
+	if (IS_ERR(en->sock4)) {
+		err = PTR_ERR(en->sock4);
+		if (err == -EADDRINUSE)
+			pr_err("eroce: UDP port %u is already in use in this network namespace (is rdma_rxe loaded here?)\n",
+			       EROCE_ROCE_UDP_PORT);
+		else
+			pr_err("eroce: cannot open the IPv4 RoCEv2 socket: %d\n",
+			       err);
+		goto err_free_net;
+	}
+
+	en->sock6 = eroce_net_sock_open(net, true);
+	if (IS_ERR(en->sock6)) {
+		err = PTR_ERR(en->sock6);
+		if (err == -EADDRINUSE) {
+			pr_err("eroce: UDP port %u (IPv6) is already in use in this network namespace\n",
+			       EROCE_ROCE_UDP_PORT);
+			goto err_release_sock4;
+		}
+		/* IPv6 disabled in this namespace or kernel: IPv4 only */
+		en->sock6 = NULL;
+	}
+
+	list_add(&en->list, &eroce_net_list);
+	return en;
+
+err_release_sock4:
+	udp_tunnel_sock_release(en->sock4);
+err_free_net:
+	kfree(en);
+	return ERR_PTR(err);
+}
+
+/**
+ * eroce_net_get() - take a reference on the RoCEv2 sockets of @net
+ * @net: namespace of the netdev a device is created on
+ *
+ * Opens the sockets when this is the first eroce device in @net.
+ * Context: process context; takes eroce_net_lock.
+ * Return: the namespace's sockets or an ERR_PTR (-EADDRINUSE when another
+ * driver, such as rdma_rxe, owns UDP port 4791 in @net).
+ */
+struct eroce_net *eroce_net_get(struct net *net)
+{
+	struct eroce_net *en;
+
+	mutex_lock(&eroce_net_lock);
+	en = eroce_net_find(net);
+	if (!en)
+		en = eroce_net_create(net);
+	if (!IS_ERR(en))
+		en->users++;
+	mutex_unlock(&eroce_net_lock);
+	return en;
+}
+
+/**
+ * eroce_net_put() - drop a reference taken by eroce_net_get()
+ * @en: the namespace's sockets
+ *
+ * Closes the sockets when the last device of the namespace goes.
+ * Context: process context; takes eroce_net_lock.
+ */
+void eroce_net_put(struct eroce_net *en)
+{
+	mutex_lock(&eroce_net_lock);
+	if (--en->users) {
+		mutex_unlock(&eroce_net_lock);
+		return;
+	}
+	list_del(&en->list);
+	mutex_unlock(&eroce_net_lock);
+
+	if (en->sock6)
+		udp_tunnel_sock_release(en->sock6);
+	udp_tunnel_sock_release(en->sock4);
+	kfree(en);
+	wake_up_all(&eroce_net_released);
+}
+
+static bool eroce_net_gone(struct net *net)
+{
+	bool gone;
+
+	mutex_lock(&eroce_net_lock);
+	gone = !eroce_net_find(net);
+	mutex_unlock(&eroce_net_lock);
+	return gone;
+}
+
+/*
+ * The namespace is being dismantled: its netdevs have been unregistered
+ * (pernet subsystems exit after pernet devices), which queued the
+ * unregistration of every eroce device on them.  Wait for those to finish
+ * so that no socket outlives its namespace.
+ */
+static void eroce_net_exit_net(struct net *net)
+{
+	wait_event(eroce_net_released, eroce_net_gone(net));
+}
+
+static struct pernet_operations eroce_net_ops = {
+	.exit = eroce_net_exit_net,
+};
+
+int eroce_net_init(void)
+{
+	return register_pernet_subsys(&eroce_net_ops);
+}
+
+void eroce_net_exit(void)
+{
+	unregister_pernet_subsys(&eroce_net_ops);
+}
