@@ -4,7 +4,7 @@
  * opcode table, PSN arithmetic, ICRC) use.  In the kernel this only
  * includes the real headers; in userspace (tests/unit, fuzzers) it maps
  * the same names onto libc so that one source builds in both places.
- * crc32_le() is provided by the test build in userspace.
+ * crc32_le() is provided by the test build (tests/unit/crc32.c).
  */
 #ifndef EROCE_SHIM_H
 #define EROCE_SHIM_H
@@ -40,52 +40,61 @@ typedef __u64 u64;
 typedef __s32 s32;
 
 #define __force
-#define __packed		__attribute__((__packed__))
-#define __always_inline		inline __attribute__((__always_inline__))
 #define likely(x)		__builtin_expect(!!(x), 1)
 #define unlikely(x)		__builtin_expect(!!(x), 0)
 #define BIT(n)			(1UL << (n))
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
-#define BUILD_BUG_ON(c)		_Static_assert(!(c), "BUILD_BUG_ON: " #c)
+#define BUILD_BUG_ON(c)		static_assert(!(c), #c)
 
 #define cpu_to_be16(x)		((__force __be16)htobe16(x))
 #define cpu_to_be32(x)		((__force __be32)htobe32(x))
-#define cpu_to_be64(x)		((__force __be64)htobe64(x))
 #define cpu_to_le32(x)		((__force __le32)htole32(x))
 #define be16_to_cpu(x)		be16toh((__force __u16)(x))
 #define be32_to_cpu(x)		be32toh((__force __u32)(x))
-#define be64_to_cpu(x)		be64toh((__force __u64)(x))
 #define le32_to_cpu(x)		le32toh((__force __u32)(x))
 
 /* the kernel's lib/crc32.c contract: no pre- or post-inversion */
 u32 crc32_le(u32 crc, const unsigned char *p, size_t len);
 
 /*
- * <linux/bitfield.h> typed helpers: @field is a contiguous constant mask;
- * values wider than the field are truncated (the kernel refuses constant
- * ones at build time).
+ * The <linux/bitfield.h> helpers eroce uses.  @field is a contiguous
+ * mask; a value wider than its field is truncated (the kernel refuses
+ * constant ones at build time).
  */
-#define EROCE_SHIM_BITOPS(type, base, to, from)				\
-static inline __##type type##_encode_bits(base v, base field)		\
-{									\
-	return to((base)((v & (field / (field & -field))) *		\
-			 (field & -field)));				\
-}									\
-static inline __##type type##_replace_bits(__##type old, base v,	\
-					   base field)			\
-{									\
-	return (old & ~to(field)) | type##_encode_bits(v, field);	\
-}									\
-static inline base type##_get_bits(__##type v, base field)		\
-{									\
-	return (base)((from(v) & field) / (field & -field));		\
+static inline u32 eroce_shim_field_lsb(u32 field)
+{
+	return field & -field;
 }
 
-#define EROCE_SHIM_ID(x)	(x)
-EROCE_SHIM_BITOPS(u8, u8, EROCE_SHIM_ID, EROCE_SHIM_ID)
-EROCE_SHIM_BITOPS(be16, u16, cpu_to_be16, be16_to_cpu)
-EROCE_SHIM_BITOPS(be32, u32, cpu_to_be32, be32_to_cpu)
-#undef EROCE_SHIM_BITOPS
+static inline u8 u8_encode_bits(u8 v, u8 field)
+{
+	return (v * eroce_shim_field_lsb(field)) & field;
+}
+
+static inline u8 u8_replace_bits(u8 old, u8 v, u8 field)
+{
+	return (old & ~field) | u8_encode_bits(v, field);
+}
+
+static inline u8 u8_get_bits(u8 v, u8 field)
+{
+	return (v & field) / eroce_shim_field_lsb(field);
+}
+
+static inline __be32 be32_encode_bits(u32 v, u32 field)
+{
+	return cpu_to_be32((v * eroce_shim_field_lsb(field)) & field);
+}
+
+static inline __be32 be32_replace_bits(__be32 old, u32 v, u32 field)
+{
+	return (old & ~cpu_to_be32(field)) | be32_encode_bits(v, field);
+}
+
+static inline u32 be32_get_bits(__be32 v, u32 field)
+{
+	return (be32_to_cpu(v) & field) / eroce_shim_field_lsb(field);
+}
 
 #endif /* __KERNEL__ */
 

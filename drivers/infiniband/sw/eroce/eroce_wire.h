@@ -10,9 +10,10 @@
  *   IPv4/IPv6 | UDP (dport 4791) | BTH | [RETH|AETH|DETH|AtomicETH]
  *     | [ImmDt|IETH|AtomicAckETH] | payload | pad (0-3) | ICRC (LE32)
  *
- * Every multi-byte field is big-endian.  Headers are read in place:
- * each starts at a 4-byte multiple from the BTH, and the structs holding
- * 64-bit fields are __packed so that they need no more than that.
+ * Every multi-byte field is big-endian.  Headers are read in place and
+ * each starts at a 4-byte multiple from the BTH, so the structs are made
+ * of 32-bit words only: a 64-bit field is two words (eroce_be64_get/put),
+ * which keeps the layouts natural and 4-byte alignment sufficient.
  */
 #ifndef EROCE_WIRE_H
 #define EROCE_WIRE_H
@@ -23,6 +24,18 @@
 #define EROCE_BTH_TVER		0	/* the only transport version */
 #define EROCE_ICRC_BYTES	4
 #define EROCE_CNP_RSVD_BYTES	16	/* zero bytes after a CNP's BTH */
+
+/* a 64-bit big-endian field kept as two 32-bit words */
+static inline u64 eroce_be64_get(const __be32 *w)
+{
+	return (u64)be32_to_cpu(w[0]) << 32 | be32_to_cpu(w[1]);
+}
+
+static inline void eroce_be64_put(__be32 *w, u64 v)
+{
+	w[0] = cpu_to_be32(v >> 32);
+	w[1] = cpu_to_be32((u32)v);
+}
 
 /* Base Transport Header */
 struct eroce_bth {
@@ -47,10 +60,10 @@ struct eroce_bth {
 
 /* RDMA Extended Transport Header: WRITE first/only, READ request */
 struct eroce_reth {
-	__be64 va;
+	__be32 va[2];
 	__be32 rkey;
 	__be32 len;
-} __packed;
+};
 
 /* ACK Extended Transport Header */
 struct eroce_aeth {
@@ -86,16 +99,16 @@ enum eroce_nak_code {
 
 /* Atomic Extended Transport Header: CMP_SWAP, FETCH_ADD */
 struct eroce_atmeth {
-	__be64 va;
+	__be32 va[2];
 	__be32 rkey;
-	__be64 swap_add;
-	__be64 compare;
-} __packed;
+	__be32 swap_add[2];
+	__be32 compare[2];
+};
 
 /* Atomic ACK Extended Transport Header */
 struct eroce_atmack {
-	__be64 orig;
-} __packed;
+	__be32 orig[2];
+};
 
 /* Datagram Extended Transport Header: UD */
 struct eroce_deth {
@@ -241,14 +254,14 @@ static inline void eroce_bth_set_psn(struct eroce_bth *bth, u32 psn)
 static inline void eroce_reth_init(struct eroce_reth *reth, u64 va, u32 rkey,
 				   u32 len)
 {
-	reth->va = cpu_to_be64(va);
+	eroce_be64_put(reth->va, va);
 	reth->rkey = cpu_to_be32(rkey);
 	reth->len = cpu_to_be32(len);
 }
 
 static inline u64 eroce_reth_va(const struct eroce_reth *reth)
 {
-	return be64_to_cpu(reth->va);
+	return eroce_be64_get(reth->va);
 }
 
 static inline u32 eroce_reth_rkey(const struct eroce_reth *reth)
@@ -323,15 +336,15 @@ static inline u32 eroce_rnr_timer_usec(u8 code)
 static inline void eroce_atmeth_init(struct eroce_atmeth *atm, u64 va,
 				     u32 rkey, u64 swap_add, u64 compare)
 {
-	atm->va = cpu_to_be64(va);
+	eroce_be64_put(atm->va, va);
 	atm->rkey = cpu_to_be32(rkey);
-	atm->swap_add = cpu_to_be64(swap_add);
-	atm->compare = cpu_to_be64(compare);
+	eroce_be64_put(atm->swap_add, swap_add);
+	eroce_be64_put(atm->compare, compare);
 }
 
 static inline u64 eroce_atmeth_va(const struct eroce_atmeth *atm)
 {
-	return be64_to_cpu(atm->va);
+	return eroce_be64_get(atm->va);
 }
 
 static inline u32 eroce_atmeth_rkey(const struct eroce_atmeth *atm)
@@ -341,23 +354,23 @@ static inline u32 eroce_atmeth_rkey(const struct eroce_atmeth *atm)
 
 static inline u64 eroce_atmeth_swap_add(const struct eroce_atmeth *atm)
 {
-	return be64_to_cpu(atm->swap_add);
+	return eroce_be64_get(atm->swap_add);
 }
 
 static inline u64 eroce_atmeth_compare(const struct eroce_atmeth *atm)
 {
-	return be64_to_cpu(atm->compare);
+	return eroce_be64_get(atm->compare);
 }
 
 /* AtomicAckETH */
 static inline void eroce_atmack_init(struct eroce_atmack *ack, u64 orig)
 {
-	ack->orig = cpu_to_be64(orig);
+	eroce_be64_put(ack->orig, orig);
 }
 
 static inline u64 eroce_atmack_orig(const struct eroce_atmack *ack)
 {
-	return be64_to_cpu(ack->orig);
+	return eroce_be64_get(ack->orig);
 }
 
 /* DETH */

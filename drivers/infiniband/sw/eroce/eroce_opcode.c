@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce: the opcode table and the receive-side transport header check.
+ *
+ * Owns a constant 256-entry table indexed by the BTH opcode; an entry is
+ * used only when its valid bit is set, so an unknown opcode never reaches
+ * a length or offset.  Runs in any context (softirq receive, workqueue
+ * engines, userspace tests); takes no locks and keeps no state.
+ */
+
+#include "eroce_opcode.h"
+
+/*
+ * Table entries with no, one or two extension headers (named by their
+ * EROCE_HDR_ suffix); lengths and offsets follow from the header sizes.
+ */
+#define EROCE_CNPRSVD_BYTES	EROCE_CNP_RSVD_BYTES
+
+#define OP0(op, f)							\
+	[EROCE_OP_##op] = {						\
+		.name = #op,						\
+		.valid = true,						\
+		.flags = (f),						\
+		.hdr_len = EROCE_BTH_BYTES,				\
+	}
+
+#define OP1(op, f, h1)							\
+	[EROCE_OP_##op] = {						\
+		.name = #op,						\
+		.valid = true,						\
+		.flags = (f) | EROCE_OPF_##h1,				\
+		.hdr_len = EROCE_BTH_BYTES + EROCE_##h1##_BYTES,	\
+		.offset[EROCE_HDR_##h1] = EROCE_BTH_BYTES,		\
+	}
+
+#define OP2(op, f, h1, h2)						\
+	[EROCE_OP_##op] = {						\
+		.name = #op,						\
+		.valid = true,						\
+		.flags = (f) | EROCE_OPF_##h1 | EROCE_OPF_##h2,		\
+		.hdr_len = EROCE_BTH_BYTES + EROCE_##h1##_BYTES +	\
+			   EROCE_##h2##_BYTES,				\
+		.offset[EROCE_HDR_##h1] = EROCE_BTH_BYTES,		\
+		.offset[EROCE_HDR_##h2] = EROCE_BTH_BYTES +		\
+					  EROCE_##h1##_BYTES,		\
+	}
+
+/* flags shared by families of opcodes */
+#define F_RC_SEND	(EROCE_OPF_RC | EROCE_OPF_REQ | EROCE_OPF_SEND | \
+			 EROCE_OPF_PAYLOAD | EROCE_OPF_RWQE)
+#define F_RC_SEND_END	(F_RC_SEND | EROCE_OPF_END | EROCE_OPF_COMP)
+#define F_RC_SEND_ONLY	(F_RC_SEND | EROCE_OPF_ONLY | EROCE_OPF_COMP)
+#define F_RC_WRITE	(EROCE_OPF_RC | EROCE_OPF_REQ | EROCE_OPF_WRITE | \
+			 EROCE_OPF_PAYLOAD)
+#define F_RC_WRITE_IMM	(F_RC_WRITE | EROCE_OPF_RWQE | EROCE_OPF_COMP)
+#define F_RC_READ_REQ	(EROCE_OPF_RC | EROCE_OPF_REQ | EROCE_OPF_READ | \
+			 EROCE_OPF_ONLY)
+#define F_RC_READ_RESP	(EROCE_OPF_RC | EROCE_OPF_RESP | EROCE_OPF_READ | \
+			 EROCE_OPF_PAYLOAD)
+#define F_RC_ACK	(EROCE_OPF_RC | EROCE_OPF_RESP | EROCE_OPF_ACK | \
+			 EROCE_OPF_ONLY)
+#define F_RC_ATOMIC	(EROCE_OPF_RC | EROCE_OPF_REQ | EROCE_OPF_ATOMIC | \
+			 EROCE_OPF_ONLY)
+#define F_UD_SEND	(EROCE_OPF_UD | EROCE_OPF_REQ | EROCE_OPF_SEND | \
+			 EROCE_OPF_PAYLOAD | EROCE_OPF_RWQE | \
+			 EROCE_OPF_COMP | EROCE_OPF_ONLY)
+#define F_CNP		(EROCE_OPF_CNP | EROCE_OPF_ONLY)
+
+static const struct eroce_opcode_info eroce_opcode_table[256] = {
+	OP0(RC_SEND_FIRST,		F_RC_SEND | EROCE_OPF_START),
+	OP0(RC_SEND_MIDDLE,		F_RC_SEND | EROCE_OPF_MIDDLE),
+	OP0(RC_SEND_LAST,		F_RC_SEND_END),
+	OP1(RC_SEND_LAST_IMM,		F_RC_SEND_END, IMMDT),
+	OP1(RC_SEND_LAST_INV,		F_RC_SEND_END, IETH),
+	OP0(RC_SEND_ONLY,		F_RC_SEND_ONLY),
+	OP1(RC_SEND_ONLY_IMM,		F_RC_SEND_ONLY, IMMDT),
+	OP1(RC_SEND_ONLY_INV,		F_RC_SEND_ONLY, IETH),
+	OP1(RC_WRITE_FIRST,		F_RC_WRITE | EROCE_OPF_START, RETH),
+	OP0(RC_WRITE_MIDDLE,		F_RC_WRITE | EROCE_OPF_MIDDLE),
+	OP0(RC_WRITE_LAST,		F_RC_WRITE | EROCE_OPF_END),
+	OP1(RC_WRITE_LAST_IMM,		F_RC_WRITE_IMM | EROCE_OPF_END,
+	    IMMDT),
+	OP1(RC_WRITE_ONLY,		F_RC_WRITE | EROCE_OPF_ONLY, RETH),
+	OP2(RC_WRITE_ONLY_IMM,		F_RC_WRITE_IMM | EROCE_OPF_ONLY, RETH,
+	    IMMDT),
+	OP1(RC_READ_REQUEST,		F_RC_READ_REQ, RETH),
+	OP1(RC_READ_RESPONSE_FIRST,	F_RC_READ_RESP | EROCE_OPF_START,
+	    AETH),
+	OP0(RC_READ_RESPONSE_MIDDLE,	F_RC_READ_RESP | EROCE_OPF_MIDDLE),
+	OP1(RC_READ_RESPONSE_LAST,	F_RC_READ_RESP | EROCE_OPF_END, AETH),
+	OP1(RC_READ_RESPONSE_ONLY,	F_RC_READ_RESP | EROCE_OPF_ONLY, AETH),
+	OP1(RC_ACK,			F_RC_ACK, AETH),
+	OP2(RC_ATOMIC_ACK,		F_RC_ACK | EROCE_OPF_ATOMIC, AETH,
+	    ATMACK),
+	OP1(RC_CMP_SWAP,		F_RC_ATOMIC, ATMETH),
+	OP1(RC_FETCH_ADD,		F_RC_ATOMIC, ATMETH),
+	OP1(UD_SEND_ONLY,		F_UD_SEND, DETH),
+	OP2(UD_SEND_ONLY_IMM,		F_UD_SEND, DETH, IMMDT),
+	OP1(CNP,			F_CNP, CNPRSVD),
+};
+
+const struct eroce_opcode_info *eroce_opcode_info(u8 opcode)
+{
+	const struct eroce_opcode_info *info = &eroce_opcode_table[opcode];
+
+	return likely(info->valid) ? info : NULL;
+}
+
+const char *eroce_opcode_name(u8 opcode)
+{
+	const struct eroce_opcode_info *info = eroce_opcode_info(opcode);
+
+	return info ? info->name : "UNKNOWN";
+}
+
+/**
+ * eroce_hdr_check() - validate the transport headers of a received packet
+ * @buf: the BTH, i.e. the start of the UDP payload
+ * @len: UDP payload bytes, BTH through ICRC
+ * @hi: filled in on success
+ *
+ * Checks what needs no QP: the opcode is one eroce knows, TVer is 0, the
+ * headers and the ICRC fit, and payload and PadCnt are consistent (no
+ * payload where the opcode carries none, payload plus pad a multiple of
+ * four, pad only on the last packet of a message).  Reads nothing past
+ * @len.  The ICRC itself is checked separately (eroce_icrc.h).
+ *
+ * Return: 0; -EOPNOTSUPP for an unknown opcode; -EPROTONOSUPPORT for a
+ * transport version other than 0; -EINVAL for a malformed packet.
+ */
+int eroce_hdr_check(const void *buf, size_t len, struct eroce_hdr_info *hi)
+{
+	const struct eroce_bth *bth = buf;
+	const struct eroce_opcode_info *op;
+	size_t body;
+	u8 pad;
+
+	if (unlikely(len < EROCE_BTH_BYTES + EROCE_ICRC_BYTES))
+		return -EINVAL;
+	op = eroce_opcode_info(bth->opcode);
+	if (unlikely(!op))
+		return -EOPNOTSUPP;
+	if (unlikely(eroce_bth_tver(bth) != EROCE_BTH_TVER))
+		return -EPROTONOSUPPORT;
+	if (unlikely(len < (size_t)op->hdr_len + EROCE_ICRC_BYTES))
+		return -EINVAL;
+
+	body = len - op->hdr_len - EROCE_ICRC_BYTES;	/* payload + pad */
+	pad = eroce_bth_pad(bth);
+	if (!(op->flags & EROCE_OPF_PAYLOAD)) {
+		if (unlikely(body || pad))
+			return -EINVAL;
+	} else {
+		if (unlikely(body % 4 || pad > body))
+			return -EINVAL;
+		if (unlikely(pad && !(op->flags & EROCE_OPF_END)))
+			return -EINVAL;
+	}
+
+	hi->op = op;
+	hi->paylen = body - pad;
+	hi->pad = pad;
+	return 0;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * eroce: the BTH opcodes eroce speaks (RC, UD and the RoCEv2 CNP), what
+ * each one carries, and the first check of a received transport header.
+ * Pure code: a constant table, no locks, any context.
+ */
+#ifndef EROCE_OPCODE_H
+#define EROCE_OPCODE_H
+
+#include "eroce_shim.h"
+#include "eroce_wire.h"
+
+/* the transport is in bits 7:5 of the opcode */
+#define EROCE_OP_TRANSPORT_MASK	0xe0
+#define EROCE_OP_RC		0x00
+#define EROCE_OP_UC		0x20
+#define EROCE_OP_RD		0x40
+#define EROCE_OP_UD		0x60
+#define EROCE_OP_CNP_CLASS	0x80
+
+enum eroce_opcode {
+	EROCE_OP_RC_SEND_FIRST			= 0x00,
+	EROCE_OP_RC_SEND_MIDDLE			= 0x01,
+	EROCE_OP_RC_SEND_LAST			= 0x02,
+	EROCE_OP_RC_SEND_LAST_IMM		= 0x03,
+	EROCE_OP_RC_SEND_ONLY			= 0x04,
+	EROCE_OP_RC_SEND_ONLY_IMM		= 0x05,
+	EROCE_OP_RC_WRITE_FIRST			= 0x06,
+	EROCE_OP_RC_WRITE_MIDDLE		= 0x07,
+	EROCE_OP_RC_WRITE_LAST			= 0x08,
+	EROCE_OP_RC_WRITE_LAST_IMM		= 0x09,
+	EROCE_OP_RC_WRITE_ONLY			= 0x0a,
+	EROCE_OP_RC_WRITE_ONLY_IMM		= 0x0b,
+	EROCE_OP_RC_READ_REQUEST		= 0x0c,
+	EROCE_OP_RC_READ_RESPONSE_FIRST		= 0x0d,
+	EROCE_OP_RC_READ_RESPONSE_MIDDLE	= 0x0e,
+	EROCE_OP_RC_READ_RESPONSE_LAST		= 0x0f,
+	EROCE_OP_RC_READ_RESPONSE_ONLY		= 0x10,
+	EROCE_OP_RC_ACK				= 0x11,
+	EROCE_OP_RC_ATOMIC_ACK			= 0x12,
+	EROCE_OP_RC_CMP_SWAP			= 0x13,
+	EROCE_OP_RC_FETCH_ADD			= 0x14,
+	EROCE_OP_RC_SEND_LAST_INV		= 0x16,
+	EROCE_OP_RC_SEND_ONLY_INV		= 0x17,
+	EROCE_OP_UD_SEND_ONLY			= 0x64,
+	EROCE_OP_UD_SEND_ONLY_IMM		= 0x65,
+	EROCE_OP_CNP				= 0x81,
+};
+
+/*
+ * Headers that may follow the BTH, in wire order: a packet carries at most
+ * one of RETH/AETH/AtomicETH/DETH, then at most one of ImmDt/IETH/
+ * AtomicAckETH.  CNPRSVD is the CNP's 16 reserved bytes.
+ */
+enum eroce_hdr_type {
+	EROCE_HDR_RETH,
+	EROCE_HDR_AETH,
+	EROCE_HDR_ATMETH,
+	EROCE_HDR_DETH,
+	EROCE_HDR_IMMDT,
+	EROCE_HDR_IETH,
+	EROCE_HDR_ATMACK,
+	EROCE_HDR_CNPRSVD,
+	EROCE_HDR_NUM,
+};
+
+/* struct eroce_opcode_info.flags */
+enum eroce_opf {
+	EROCE_OPF_RETH		= BIT(EROCE_HDR_RETH),
+	EROCE_OPF_AETH		= BIT(EROCE_HDR_AETH),
+	EROCE_OPF_ATMETH	= BIT(EROCE_HDR_ATMETH),
+	EROCE_OPF_DETH		= BIT(EROCE_HDR_DETH),
+	EROCE_OPF_IMMDT		= BIT(EROCE_HDR_IMMDT),
+	EROCE_OPF_IETH		= BIT(EROCE_HDR_IETH),
+	EROCE_OPF_ATMACK	= BIT(EROCE_HDR_ATMACK),
+	EROCE_OPF_CNPRSVD	= BIT(EROCE_HDR_CNPRSVD),
+	EROCE_OPF_PAYLOAD	= BIT(8),	/* may carry data */
+	EROCE_OPF_REQ		= BIT(9),	/* requester -> responder */
+	EROCE_OPF_RESP		= BIT(10),	/* responder -> requester */
+	EROCE_OPF_START		= BIT(11),	/* first packet of a message */
+	EROCE_OPF_MIDDLE	= BIT(12),
+	EROCE_OPF_END		= BIT(13),	/* last packet of a message */
+	EROCE_OPF_SEND		= BIT(14),
+	EROCE_OPF_WRITE		= BIT(15),
+	EROCE_OPF_READ		= BIT(16),
+	EROCE_OPF_ATOMIC	= BIT(17),
+	EROCE_OPF_ACK		= BIT(18),	/* ACK, ATOMIC ACK */
+	EROCE_OPF_RWQE		= BIT(19),	/* consumes a receive WQE */
+	EROCE_OPF_COMP		= BIT(20),	/* completes the receive WQE */
+	EROCE_OPF_RC		= BIT(21),
+	EROCE_OPF_UD		= BIT(22),
+	EROCE_OPF_CNP		= BIT(23),
+	EROCE_OPF_ONLY		= EROCE_OPF_START | EROCE_OPF_END,
+};
+
+struct eroce_opcode_info {
+	const char *name;
+	u32 flags;			/* enum eroce_opf */
+	bool valid;			/* checked before anything else */
+	u8 hdr_len;			/* BTH + extension headers */
+	u8 offset[EROCE_HDR_NUM];	/* from the BTH; if flags has it */
+};
+
+/* NULL unless @opcode is one eroce accepts */
+const struct eroce_opcode_info *eroce_opcode_info(u8 opcode);
+
+/* "RC_SEND_FIRST" ...; "UNKNOWN" for an invalid opcode */
+const char *eroce_opcode_name(u8 opcode);
+
+/* extension header @type of the packet starting with @bth, or NULL */
+static inline void *eroce_hdr(const struct eroce_opcode_info *info,
+			      struct eroce_bth *bth, enum eroce_hdr_type type)
+{
+	if (!(info->flags & BIT(type)))
+		return NULL;
+	return (u8 *)bth + info->offset[type];
+}
+
+/* result of eroce_hdr_check() */
+struct eroce_hdr_info {
+	const struct eroce_opcode_info *op;
+	u32 paylen;			/* data bytes, pad excluded */
+	u8 pad;				/* BTH PadCnt */
+};
+
+int eroce_hdr_check(const void *buf, size_t len, struct eroce_hdr_info *hi);
+
+#endif /* EROCE_OPCODE_H */

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Unit tests for eroce_opcode.c: the table (all 256 opcodes), header
+ * offsets, and eroce_hdr_check() on good, bad and truncated packets
+ * (exact-size heap buffers, so ASan catches any read past the end).
+ */
+#include "eroce_opcode.h"
+#include "unit.h"
+#include "icrc_vectors.h"
+
+static const u8 valid_ops[] = {
+	0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
+	0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x16,
+	0x17, 0x64, 0x65, 0x81,
+};
+
+static bool expect_valid(unsigned int op)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(valid_ops); i++)
+		if (valid_ops[i] == op)
+			return true;
+	return false;
+}
+
+/* header sizes, in wire order, from the structs themselves */
+static const size_t hdr_size[EROCE_HDR_NUM] = {
+	[EROCE_HDR_RETH] = sizeof(struct eroce_reth),
+	[EROCE_HDR_AETH] = sizeof(struct eroce_aeth),
+	[EROCE_HDR_ATMETH] = sizeof(struct eroce_atmeth),
+	[EROCE_HDR_DETH] = sizeof(struct eroce_deth),
+	[EROCE_HDR_IMMDT] = sizeof(struct eroce_immdt),
+	[EROCE_HDR_IETH] = sizeof(struct eroce_ieth),
+	[EROCE_HDR_ATMACK] = sizeof(struct eroce_atmack),
+	[EROCE_HDR_CNPRSVD] = 16,
+};
+
+static void test_all_256(void)
+{
+	unsigned int op;
+	int nvalid = 0;
+
+	for (op = 0; op < 256; op++) {
+		const struct eroce_opcode_info *info = eroce_opcode_info(op);
+
+		if (!expect_valid(op)) {
+			CHECK(!info);
+			if (info)
+				fprintf(stderr, "  opcode 0x%02x\n", op);
+			CHECK(!strcmp(eroce_opcode_name(op), "UNKNOWN"));
+			continue;
+		}
+		nvalid++;
+		CHECK(info && info->valid);
+		if (!info)
+			continue;
+		CHECK(info->name && strcmp(info->name, "UNKNOWN"));
+		CHECK(eroce_opcode_name(op) == info->name);
+	}
+	CHECK_EQ(nvalid, ARRAY_SIZE(valid_ops));
+}
+
+static void test_lengths_and_offsets(void)
+{
+	size_t i;
+	int h;
+
+	for (i = 0; i < ARRAY_SIZE(valid_ops); i++) {
+		u8 op = valid_ops[i];
+		const struct eroce_opcode_info *info = eroce_opcode_info(op);
+		size_t off = sizeof(struct eroce_bth);
+		int first = 0, second = 0;
+
+		if (!info) {
+			CHECK(info);
+			continue;
+		}
+		for (h = 0; h < EROCE_HDR_NUM; h++) {
+			if (!(info->flags & BIT(h)))
+				continue;
+			CHECK_EQ(info->offset[h], off);
+			CHECK_EQ(off % 4, 0);
+			off += hdr_size[h];
+			if (h <= EROCE_HDR_DETH)
+				first++;
+			else if (h <= EROCE_HDR_ATMACK)
+				second++;
+		}
+		CHECK_EQ(info->hdr_len, off);
+		CHECK(first <= 1 && second <= 1);
+
+		/* the transport in the top three bits matches the flags */
+		switch (op & EROCE_OP_TRANSPORT_MASK) {
+		case EROCE_OP_RC:
+			CHECK((info->flags & (EROCE_OPF_RC | EROCE_OPF_UD |
+					      EROCE_OPF_CNP)) == EROCE_OPF_RC);
+			CHECK(!strncmp(info->name, "RC_", 3));
+			break;
+		case EROCE_OP_UD:
+			CHECK((info->flags & (EROCE_OPF_RC | EROCE_OPF_UD |
+					      EROCE_OPF_CNP)) == EROCE_OPF_UD);
+			CHECK(info->flags & EROCE_OPF_DETH);
+			CHECK(!strncmp(info->name, "UD_", 3));
+			break;
+		default:
+			CHECK_EQ(op, EROCE_OP_CNP);
+			CHECK(info->flags & EROCE_OPF_CNP);
+			CHECK(!(info->flags & (EROCE_OPF_RC | EROCE_OPF_UD)));
+			break;
+		}
+
+		/* one position; requests and responses apart */
+		if (info->flags & EROCE_OPF_MIDDLE)
+			CHECK(!(info->flags & EROCE_OPF_ONLY));
+		else
+			CHECK(info->flags & EROCE_OPF_ONLY);
+		if (!(info->flags & EROCE_OPF_CNP))
+			CHECK(!!(info->flags & EROCE_OPF_REQ) !=
+			      !!(info->flags & EROCE_OPF_RESP));
+		if (info->flags & EROCE_OPF_COMP)
+			CHECK((info->flags & EROCE_OPF_END) &&
+			      (info->flags & EROCE_OPF_RWQE));
+	}
+}
+
+static void test_spot_checks(void)
+{
+	const struct eroce_opcode_info *i;
+
+	i = eroce_opcode_info(EROCE_OP_RC_SEND_MIDDLE);
+	CHECK(i && i->hdr_len == 12 && (i->flags & EROCE_OPF_PAYLOAD));
+	CHECK(i && !strcmp(i->name, "RC_SEND_MIDDLE"));
+	i = eroce_opcode_info(EROCE_OP_RC_SEND_ONLY_IMM);
+	CHECK(i && i->hdr_len == 16 && i->offset[EROCE_HDR_IMMDT] == 12);
+	i = eroce_opcode_info(EROCE_OP_RC_SEND_ONLY_INV);
+	CHECK(i && i->hdr_len == 16 && (i->flags & EROCE_OPF_IETH));
+	i = eroce_opcode_info(EROCE_OP_RC_WRITE_ONLY_IMM);
+	CHECK(i && i->hdr_len == 32 && i->offset[EROCE_HDR_RETH] == 12 &&
+	      i->offset[EROCE_HDR_IMMDT] == 28);
+	i = eroce_opcode_info(EROCE_OP_RC_WRITE_MIDDLE);
+	CHECK(i && i->hdr_len == 12 && !(i->flags & EROCE_OPF_RETH));
+	i = eroce_opcode_info(EROCE_OP_RC_READ_REQUEST);
+	CHECK(i && i->hdr_len == 28 && !(i->flags & EROCE_OPF_PAYLOAD));
+	i = eroce_opcode_info(EROCE_OP_RC_READ_RESPONSE_MIDDLE);
+	CHECK(i && i->hdr_len == 12 && !(i->flags & EROCE_OPF_AETH) &&
+	      (i->flags & EROCE_OPF_RESP));
+	i = eroce_opcode_info(EROCE_OP_RC_READ_RESPONSE_ONLY);
+	CHECK(i && i->hdr_len == 16 && (i->flags & EROCE_OPF_PAYLOAD));
+	i = eroce_opcode_info(EROCE_OP_RC_ACK);
+	CHECK(i && i->hdr_len == 16 && !(i->flags & EROCE_OPF_PAYLOAD));
+	i = eroce_opcode_info(EROCE_OP_RC_ATOMIC_ACK);
+	CHECK(i && i->hdr_len == 24 && i->offset[EROCE_HDR_AETH] == 12 &&
+	      i->offset[EROCE_HDR_ATMACK] == 16);
+	i = eroce_opcode_info(EROCE_OP_RC_CMP_SWAP);
+	CHECK(i && i->hdr_len == 40 && (i->flags & EROCE_OPF_ATOMIC));
+	i = eroce_opcode_info(EROCE_OP_UD_SEND_ONLY_IMM);
+	CHECK(i && i->hdr_len == 24 && i->offset[EROCE_HDR_DETH] == 12 &&
+	      i->offset[EROCE_HDR_IMMDT] == 20);
+	i = eroce_opcode_info(EROCE_OP_CNP);
+	CHECK(i && i->hdr_len == 28 && !(i->flags & EROCE_OPF_PAYLOAD));
+	CHECK(!eroce_opcode_info(0x15));	/* reserved in RC */
+	CHECK(!eroce_opcode_info(0x20));	/* UC: not supported */
+	CHECK(!eroce_opcode_info(0x63));
+	CHECK(!eroce_opcode_info(0x80));
+	CHECK(!eroce_opcode_info(0xff));
+}
+
+static void test_hdr_ptr(void)
+{
+	static union { u64 a; u8 b[64]; } buf;
+	struct eroce_bth *bth = (struct eroce_bth *)buf.b;
+	const struct eroce_opcode_info *i;
+
+	i = eroce_opcode_info(EROCE_OP_RC_WRITE_ONLY_IMM);
+	CHECK(eroce_hdr(i, bth, EROCE_HDR_RETH) == buf.b + 12);
+	CHECK(eroce_hdr(i, bth, EROCE_HDR_IMMDT) == buf.b + 28);
+	CHECK(!eroce_hdr(i, bth, EROCE_HDR_AETH));
+	CHECK(!eroce_hdr(i, bth, EROCE_HDR_DETH));
+	i = eroce_opcode_info(EROCE_OP_RC_ATOMIC_ACK);
+	CHECK(eroce_hdr(i, bth, EROCE_HDR_ATMACK) == buf.b + 16);
+	CHECK(!eroce_hdr(i, bth, EROCE_HDR_RETH));
+}
+
+/* eroce_hdr_check() over an exact-size heap copy of @len bytes */
+static int check_exact(const u8 *data, size_t len, struct eroce_hdr_info *hi)
+{
+	u8 *p = malloc(len ? len : 1);
+	int ret;
+
+	memcpy(p, data, len);
+	ret = eroce_hdr_check(p, len, hi);
+	free(p);
+	return ret;
+}
+
+static void test_check_vectors(void)
+{
+	static const struct { const char *name; u32 paylen; u8 pad; } exp[] = {
+		{ "v4_send_only", 13, 3 },
+		{ "v4_send_only_tos_ttl", 13, 3 },
+		{ "v4_write_only", 37, 3 },
+		{ "v4_ack", 0, 0 },
+		{ "v4_cnp", 0, 0 },
+		{ "v4_opt_fetch_add", 0, 0 },
+		{ "v6_send_only_imm", 13, 3 },
+		{ "v6_send_only_imm_tc_fl", 13, 3 },
+		{ "v6_ud_send_only", 64, 0 },
+	};
+	size_t i, j;
+
+	CHECK_EQ(ARRAY_SIZE(exp), ARRAY_SIZE(icrc_vectors));
+	for (i = 0; i < ARRAY_SIZE(icrc_vectors); i++) {
+		const struct icrc_vector *v = &icrc_vectors[i];
+		size_t udp = (v->pkt[0] >> 4) == 6 ? 40 : (v->pkt[0] & 15) * 4;
+		struct eroce_hdr_info hi = { 0 };
+
+		for (j = 0; j < ARRAY_SIZE(exp); j++)
+			if (!strcmp(exp[j].name, v->name))
+				break;
+		CHECK(j < ARRAY_SIZE(exp));
+		if (j == ARRAY_SIZE(exp))
+			continue;
+		CHECK_EQ(check_exact(v->pkt + udp + 8, v->len - udp - 8, &hi),
+			 0);
+		CHECK(hi.op == eroce_opcode_info(v->pkt[udp + 8]));
+		CHECK_EQ(hi.paylen, exp[j].paylen);
+		CHECK_EQ(hi.pad, exp[j].pad);
+	}
+}
+
+static void test_check_rejects(void)
+{
+	u8 pkt[128];
+	struct eroce_hdr_info hi;
+	unsigned int op;
+	size_t len;
+
+	/* every invalid opcode, any length */
+	for (op = 0; op < 256; op++) {
+		memset(pkt, 0, sizeof(pkt));
+		pkt[0] = op;
+		if (!expect_valid(op))
+			CHECK_EQ(check_exact(pkt, 64, &hi), -EOPNOTSUPP);
+	}
+	/* every opcode at every length 0..127: never reads past @len */
+	for (op = 0; op < 256; op++) {
+		for (len = 0; len < sizeof(pkt); len++) {
+			const struct eroce_opcode_info *i;
+			int ret;
+
+			memset(pkt, 0, sizeof(pkt));
+			pkt[0] = op;
+			ret = check_exact(pkt, len, &hi);
+			i = eroce_opcode_info(op);
+			if (len < 16) {
+				CHECK_EQ(ret, -EINVAL);
+			} else if (!i) {
+				CHECK_EQ(ret, -EOPNOTSUPP);
+			} else if (len < i->hdr_len + 4u) {
+				CHECK_EQ(ret, -EINVAL);
+			} else if (!(i->flags & EROCE_OPF_PAYLOAD)) {
+				CHECK_EQ(ret, len == i->hdr_len + 4u ?
+					 0 : -EINVAL);
+			} else {
+				CHECK_EQ(ret, (len - i->hdr_len) % 4 ?
+					 -EINVAL : 0);
+				if (!ret)
+					CHECK_EQ(hi.paylen,
+						 len - i->hdr_len - 4);
+			}
+		}
+	}
+
+	/* TVer other than 0 */
+	memset(pkt, 0, sizeof(pkt));
+	pkt[0] = EROCE_OP_RC_SEND_ONLY;
+	pkt[1] = 0x01;
+	CHECK_EQ(check_exact(pkt, 20, &hi), -EPROTONOSUPPORT);
+	/* pad on a packet that does not end a message */
+	pkt[0] = EROCE_OP_RC_SEND_FIRST;
+	pkt[1] = 0x10;
+	CHECK_EQ(check_exact(pkt, 20, &hi), -EINVAL);
+	pkt[0] = EROCE_OP_RC_SEND_LAST;
+	CHECK_EQ(check_exact(pkt, 20, &hi), 0);
+	CHECK_EQ(hi.paylen, 3);
+	CHECK_EQ(hi.pad, 1);
+	/* pad larger than the payload */
+	pkt[0] = EROCE_OP_RC_SEND_ONLY;
+	pkt[1] = 0x20;
+	CHECK_EQ(check_exact(pkt, 16, &hi), -EINVAL);
+	/* pad on an opcode without payload */
+	pkt[0] = EROCE_OP_RC_ACK;
+	pkt[1] = 0x10;
+	CHECK_EQ(check_exact(pkt, 20, &hi), -EINVAL);
+	/* zero-length RDMA WRITE ONLY is legal */
+	pkt[0] = EROCE_OP_RC_WRITE_ONLY;
+	pkt[1] = 0;
+	CHECK_EQ(check_exact(pkt, 32, &hi), 0);
+	CHECK_EQ(hi.paylen, 0);
+	/* an ACK followed by stray bytes */
+	pkt[0] = EROCE_OP_RC_ACK;
+	CHECK_EQ(check_exact(pkt, 24, &hi), -EINVAL);
+}
+
+int main(void)
+{
+	RUN(test_all_256);
+	RUN(test_lengths_and_offsets);
+	RUN(test_spot_checks);
+	RUN(test_hdr_ptr);
+	RUN(test_check_vectors);
+	RUN(test_check_rejects);
+	return unit_result("opcode");
+}
