@@ -15,6 +15,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/eroce-abi.h>
 
+#include "eroce_wire.h"
+#include "eroce_stats.h"
 #include "eroce_verbs.h"
 
 #define EROCE_DRV_NAME		"eroce"
@@ -23,7 +25,6 @@
 #define EROCE_VENDOR_PART_ID	0x4e52
 #define EROCE_HW_VER		1
 #define EROCE_FW_VER		((u64)1 << 32)
-#define EROCE_ROCE_UDP_PORT	4791
 
 /* device limits reported by query_device and enforced by the verbs */
 enum eroce_limits {
@@ -42,8 +43,9 @@ enum eroce_limits {
 	EROCE_MAX_RD_ATOMIC	= 128,
 	EROCE_MAX_PKEYS		= 1,
 	EROCE_GID_TABLE_LEN	= 1024,
-	EROCE_MAX_MSG_SIZE	= 1 << 31,
 };
+
+#define EROCE_MAX_MSG_SIZE	(1U << 31)
 
 #define EROCE_MAX_MR_SIZE	((u64)1 << 40)
 #define EROCE_DEFAULT_PKEY	0xffff
@@ -62,11 +64,24 @@ struct eroce_dev {
 	enum ib_mtu active_mtu;
 
 	struct eroce_res res;		/* verbs objects */
+	struct eroce_stats __percpu *stats;
 };
 
 static inline struct eroce_dev *to_eroce_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct eroce_dev, ibdev);
+}
+
+static inline void eroce_stat_add(struct eroce_dev *edev,
+				  enum eroce_counter cnt, u64 val)
+{
+	this_cpu_add(edev->stats->count[cnt], val);
+}
+
+static inline void eroce_stat_inc(struct eroce_dev *edev,
+				  enum eroce_counter cnt)
+{
+	this_cpu_inc(edev->stats->count[cnt]);
 }
 
 /* eroce_device.c */
@@ -79,6 +94,7 @@ enum ib_mtu eroce_mtu_from_netdev_mtu(unsigned int mtu);
 /* eroce_net.c: per-namespace UDP/4791 sockets */
 struct eroce_net *eroce_net_get(struct net *net);
 void eroce_net_put(struct eroce_net *en);
+struct sock *eroce_net_sk(struct eroce_net *en, bool ipv6);
 int eroce_net_init(void);
 void eroce_net_exit(void);
 

@@ -179,6 +179,7 @@ static void eroce_dealloc_driver(struct ib_device *ibdev)
 	struct eroce_dev *edev = to_eroce_dev(ibdev);
 
 	eroce_res_fini(&edev->res);
+	eroce_stats_fini(edev);
 	if (edev->net)
 		eroce_net_put(edev->net);
 }
@@ -207,9 +208,11 @@ static const struct ib_device_ops eroce_dev_ops = {
 	.driver_id = (enum rdma_driver_id)EROCE_DRIVER_ID,
 	.uverbs_abi_ver = EROCE_ABI_VERSION,
 
+	.alloc_hw_port_stats = eroce_alloc_hw_port_stats,
 	.dealloc_driver = eroce_dealloc_driver,
 	.device_group = &eroce_dev_attr_group,
 	.get_dev_fw_str = eroce_get_dev_fw_str,
+	.get_hw_stats = eroce_get_hw_stats,
 	.get_link_layer = eroce_get_link_layer,
 	.get_port_immutable = eroce_get_port_immutable,
 	.modify_port = eroce_modify_port,
@@ -348,6 +351,10 @@ int eroce_dev_add(const char *name, struct net_device *ndev)
 	ib_set_device_ops(&edev->ibdev, &eroce_dev_ops);
 	ib_set_device_ops(&edev->ibdev, &eroce_verbs_ops);
 	eroce_res_init(&edev->res);
+
+	err = eroce_stats_init(edev);
+	if (err)
+		goto err_dealloc_device;
 
 	edev->net = eroce_net_get(dev_net(ndev));
 	if (IS_ERR(edev->net)) {

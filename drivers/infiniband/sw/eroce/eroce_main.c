@@ -88,9 +88,13 @@ static int __init eroce_init(void)
 {
 	int err;
 
-	err = eroce_net_init();
+	err = eroce_wq_init();
 	if (err)
 		return err;
+
+	err = eroce_net_init();
+	if (err)
+		goto err_wq_exit;
 
 	err = register_netdevice_notifier(&eroce_netdev_notifier);
 	if (err)
@@ -102,6 +106,8 @@ static int __init eroce_init(void)
 
 err_net_exit:
 	eroce_net_exit();
+err_wq_exit:
+	eroce_wq_exit();
 	return err;
 }
 
@@ -112,6 +118,7 @@ static void __exit eroce_exit(void)
 	ib_unregister_driver((enum rdma_driver_id)EROCE_DRIVER_ID);
 	unregister_netdevice_notifier(&eroce_netdev_notifier);
 	eroce_net_exit();
+	eroce_wq_exit();
 	pr_info("eroce: unloaded\n");
 }
 

@@ -34,17 +34,6 @@ static DEFINE_MUTEX(eroce_net_lock);
 static LIST_HEAD(eroce_net_list);
 static DECLARE_WAIT_QUEUE_HEAD(eroce_net_released);
 
-/*
- * Until the transport engines exist every RoCEv2 packet that reaches an
- * eroce socket is consumed and dropped here, so it never reaches
- * the UDP stack, which would answer with ICMP port unreachable.
- */
-static int eroce_net_encap_rcv(struct sock *sk, struct sk_buff *skb)
-{
-	kfree_skb(skb);
-	return 0;
-}
-
 static struct socket *eroce_net_sock_open(struct net *net, bool ipv6)
 {
 	struct udp_tunnel_sock_cfg tnl_cfg = {};
@@ -58,7 +47,7 @@ static struct socket *eroce_net_sock_open(struct net *net, bool ipv6)
 	} else {
 		udp_cfg.family = AF_INET;
 	}
-	udp_cfg.local_udp_port = htons(EROCE_ROCE_UDP_PORT);
+	udp_cfg.local_udp_port = htons(EROCE_ROCEV2_UDP_PORT);
 
 	err = udp_sock_create(net, &udp_cfg, &sock);
 	if (err)
@@ -69,7 +58,7 @@ static struct socket *eroce_net_sock_open(struct net *net, bool ipv6)
 	 * use_udp6_rx_checksums stays false so such packets are accepted.
 	 */
 	tnl_cfg.encap_type = 1;
-	tnl_cfg.encap_rcv = eroce_net_encap_rcv;
+	tnl_cfg.encap_rcv = eroce_recv;
 	setup_udp_tunnel_sock(net, sock, &tnl_cfg);
 	return sock;
 }
@@ -101,7 +90,7 @@ static struct eroce_net *eroce_net_create(struct net *net)
 		err = PTR_ERR(en->sock4);
 		if (err == -EADDRINUSE)
 			pr_err("eroce: UDP port %u is already in use in this network namespace (is rdma_rxe loaded here?)\n",
-			       EROCE_ROCE_UDP_PORT);
+			       EROCE_ROCEV2_UDP_PORT);
 		else
 			pr_err("eroce: cannot open the IPv4 RoCEv2 socket: %d\n",
 			       err);
@@ -113,7 +102,7 @@ static struct eroce_net *eroce_net_create(struct net *net)
 		err = PTR_ERR(en->sock6);
 		if (err == -EADDRINUSE) {
 			pr_err("eroce: UDP port %u (IPv6) is already in use in this network namespace\n",
-			       EROCE_ROCE_UDP_PORT);
+			       EROCE_ROCEV2_UDP_PORT);
 			goto err_release_sock4;
 		}
 		/* IPv6 disabled in this namespace or kernel: IPv4 only */
@@ -175,6 +164,14 @@ void eroce_net_put(struct eroce_net *en)
 	udp_tunnel_sock_release(en->sock4);
 	kfree(en);
 	wake_up_all(&eroce_net_released);
+}
+
+/* the namespace's IPv4 or IPv6 RoCEv2 socket (NULL: no IPv6 there) */
+struct sock *eroce_net_sk(struct eroce_net *en, bool ipv6)
+{
+	struct socket *sock = ipv6 ? en->sock6 : en->sock4;
+
+	return sock ? sock->sk : NULL;
 }
 
 static bool eroce_net_gone(struct net *net)

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce_comp.c - the completer: ACKs, NAKs, read responses and atomic
+ * acknowledgements turn sent SQ entries into completions.
+ *
+ * RC completes in order.  An ACK for PSN p acknowledges every request
+ * packet up to p; a read response or atomic ACK also acknowledges all
+ * that came before its request.  A sequence NAK rewinds the requester to
+ * the PSN the responder expects (go-back-N), an RNR NAK waits the
+ * responder's RNR time first, and the fatal NAKs complete the entry in
+ * error and move the QP to the error state.  Responses that fit nothing
+ * outstanding are counted and dropped.
+ *
+ * Context: receive softirq.  Locks: the caller holds qp->eng.lock.
+ */
+#include "eroce.h"
+#include "eroce_mem.h"
+#include "eroce_opcode.h"
+#include "eroce_psn.h"
+
+static inline struct eroce_swqe *eroce_comp_swqe(struct eroce_qp *qp, u32 i)
+{
+	return &qp->eng.req.swqe[i & (qp->sq.num_slots - 1)];
+}
+
+static bool eroce_comp_is_rd_atomic(const struct eroce_swqe *w)
+{
+	switch (w->wqe->opcode) {
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Every request packet before @psn is acknowledged: complete the sends
+ * and writes that ended before it.  Stops at the first read or atomic,
+ * which completes only with its response.
+ */
+static void eroce_comp_ack_until(struct eroce_qp *qp, u32 psn)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	while (req->tail != req->cur) {
+		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
+
+		if (!w->psn_valid || eroce_comp_is_rd_atomic(w) ||
+		    !eroce_psn_before(w->last_psn, psn))
+			break;
+		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
+	}
+	if (eroce_psn_after(psn, req->una_psn))
+		req->una_psn = psn;
+	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
+}
+
+/* is @psn one of the request PSNs sent and not yet acknowledged? */
+static bool eroce_comp_psn_valid(struct eroce_req *req, u32 psn)
+{
+	return eroce_psn_after_eq(psn, req->una_psn) &&
+	       eroce_psn_before(psn, req->psn);
+}
+
+/*
+ * An ACK acknowledged past a read or atomic whose response never arrived:
+ * the response was lost, ask again.
+ */
+static void eroce_comp_check_lost_response(struct eroce_qp *qp, u32 psn)
+{
+	struct eroce_req *req = &qp->eng.req;
+	struct eroce_swqe *w;
+
+	if (req->tail == req->cur)
+		return;
+	w = eroce_comp_swqe(qp, req->tail);
+	if (!w->psn_valid || !eroce_comp_is_rd_atomic(w) ||
+	    eroce_psn_before(psn, w->first_psn) || w->rerequested)
+		return;
+	w->rerequested = true;
+	eroce_req_rewind(qp, w->resp_psn);
+}
+
+static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	struct eroce_req *req = &qp->eng.req;
+	enum ib_wc_status status;
+
+	switch (eroce_syn_value(syn)) {
+	case EROCE_NAK_PSN_SEQ_ERR:
+		eroce_stat_inc(edev, EROCE_CNT_SEQ_NAK_RCVD);
+		eroce_comp_ack_until(qp, psn);
+		eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_NAK);
+		eroce_req_rewind(qp, psn);
+		return;
+	case EROCE_NAK_INVALID_REQ:
+		status = IB_WC_REM_INV_REQ_ERR;
+		break;
+	case EROCE_NAK_REM_ACCESS_ERR:
+		status = IB_WC_REM_ACCESS_ERR;
+		break;
+	case EROCE_NAK_REM_OP_ERR:
+		status = IB_WC_REM_OP_ERR;
+		break;
+	default:
+		status = IB_WC_REM_INV_RD_REQ_ERR;
+		break;
+	}
+	/* the entry holding @psn failed at the responder; the QP fails */
+	eroce_stat_inc(edev, EROCE_CNT_NAK_RCVD_FATAL);
+	eroce_comp_ack_until(qp, psn);
+	if (req->tail != req->cur)
+		eroce_req_complete_tail(qp, status);
+	eroce_qp_fatal(qp);
+}
+
+static void eroce_comp_rnr(struct eroce_qp *qp, u32 psn, u8 syn)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	struct eroce_req *req = &qp->eng.req;
+	u8 rnr_retry = READ_ONCE(qp->attrs.rnr_retry);
+
+	eroce_stat_inc(edev, EROCE_CNT_RNR_NAK_RCVD);
+	eroce_comp_ack_until(qp, psn);
+	if (rnr_retry != 7) {
+		if (!req->rnr_retry_left) {
+			eroce_stat_inc(edev, EROCE_CNT_RNR_RETRY_EXCEEDED);
+			if (req->tail != req->cur)
+				eroce_req_complete_tail(qp,
+							IB_WC_RNR_RETRY_EXC_ERR);
+			eroce_qp_fatal(qp);
+			return;
+		}
+		req->rnr_retry_left--;
+	}
+	eroce_req_rewind(qp, psn);
+	req->rnr_wait = true;
+	eroce_req_arm_timer(qp, (u64)eroce_rnr_timer_usec(eroce_syn_value(syn)) *
+			    NSEC_PER_USEC);
+}
+
+static void eroce_comp_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	const struct eroce_aeth *aeth = eroce_hdr(pkt->info, pkt->bth,
+						  EROCE_HDR_AETH);
+	struct eroce_req *req = &qp->eng.req;
+	u8 syn = eroce_aeth_syn(aeth);
+
+	switch (eroce_syn_type(syn)) {
+	case EROCE_SYN_ACK:
+		eroce_comp_ack_until(qp, eroce_psn_add(pkt->psn, 1));
+		eroce_comp_check_lost_response(qp, pkt->psn);
+		req->rnr_retry_left = READ_ONCE(qp->attrs.rnr_retry);
+		break;
+	case EROCE_SYN_RNR_NAK:
+		eroce_comp_rnr(qp, pkt->psn, syn);
+		break;
+	case EROCE_SYN_NAK:
+		eroce_comp_nak(qp, pkt->psn, syn);
+		break;
+	default:
+		break;
+	}
+}
+
+/* the oldest entry must be the read or atomic that @psn answers */
+static struct eroce_swqe *eroce_comp_rd_atomic_entry(struct eroce_qp *qp,
+						     u32 psn)
+{
+	struct eroce_req *req = &qp->eng.req;
+	struct eroce_swqe *w;
+
+	/* a response acknowledges every request before its own */
+	while (req->tail != req->cur) {
+		w = eroce_comp_swqe(qp, req->tail);
+		if (!w->psn_valid)
+			return NULL;
+		if (eroce_comp_is_rd_atomic(w))
+			break;
+		if (!eroce_psn_before(w->last_psn, psn))
+			return NULL;
+		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
+	}
+	if (req->tail == req->cur)
+		return NULL;
+	w = eroce_comp_swqe(qp, req->tail);
+	if (eroce_psn_before(psn, w->first_psn) ||
+	    eroce_psn_after(psn, w->last_psn))
+		return NULL;
+	return w;
+}
+
+static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	u32 mtu = ib_mtu_enum_to_int(READ_ONCE(qp->attrs.path_mtu));
+	struct eroce_req *req = &qp->eng.req;
+	struct eroce_sge_iter it;
+	struct eroce_swqe *w;
+	u32 off;
+	int err;
+
+	w = eroce_comp_rd_atomic_entry(qp, pkt->psn);
+	if (!w || w->wqe->opcode != IB_UVERBS_WR_RDMA_READ)
+		return -EINVAL;
+
+	if (pkt->psn != w->resp_psn) {
+		if (eroce_psn_before(pkt->psn, w->resp_psn))
+			return -EALREADY;	/* a duplicate response */
+		/* responses were lost: ask for the rest once */
+		if (!w->rerequested) {
+			w->rerequested = true;
+			eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_NAK);
+			eroce_req_rewind(qp, w->resp_psn);
+		}
+		return 0;
+	}
+
+	off = eroce_psn_diff(pkt->psn, w->first_psn) * mtu;
+	if (off + pkt->paylen > w->length ||
+	    (!(pkt->info->flags & EROCE_OPF_END) && pkt->paylen != mtu))
+		return -EINVAL;
+
+	eroce_sge_iter_init(&it, (const struct eroce_sge *)(w->wqe + 1),
+			    w->wqe->num_sge);
+	err = eroce_sge_skip(&it, off);
+	if (!err)
+		err = eroce_sge_copy(&edev->res, qp->ibqp.pd, &it, pkt->payload,
+				     pkt->paylen, true);
+	if (err) {
+		eroce_req_complete_tail(qp, IB_WC_LOC_PROT_ERR);
+		eroce_qp_fatal(qp);
+		return 0;
+	}
+
+	w->resp_psn = eroce_psn_add(w->resp_psn, 1);
+	w->rerequested = false;
+	if (eroce_psn_after(w->resp_psn, req->una_psn))
+		req->una_psn = w->resp_psn;
+	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
+
+	if (pkt->info->flags & EROCE_OPF_END) {
+		if (off + pkt->paylen != w->length) {
+			eroce_req_complete_tail(qp, IB_WC_BAD_RESP_ERR);
+			eroce_qp_fatal(qp);
+			return 0;
+		}
+		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
+	}
+	return 0;
+}
+
+static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	const struct eroce_atmack *ack = eroce_hdr(pkt->info, pkt->bth,
+						   EROCE_HDR_ATMACK);
+	struct eroce_req *req = &qp->eng.req;
+	struct eroce_sge_iter it;
+	struct eroce_swqe *w;
+	u64 orig;
+	int err;
+
+	w = eroce_comp_rd_atomic_entry(qp, pkt->psn);
+	if (!w || (w->wqe->opcode != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
+		   w->wqe->opcode != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD))
+		return -EINVAL;
+
+	orig = eroce_atmack_orig(ack);
+	eroce_sge_iter_init(&it, (const struct eroce_sge *)(w->wqe + 1),
+			    w->wqe->num_sge);
+	err = eroce_sge_copy(&edev->res, qp->ibqp.pd, &it, &orig,
+			     sizeof(orig), true);
+	if (eroce_psn_after(eroce_psn_add(pkt->psn, 1), req->una_psn))
+		req->una_psn = eroce_psn_add(pkt->psn, 1);
+	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
+	eroce_req_complete_tail(qp, err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS);
+	if (err)
+		eroce_qp_fatal(qp);
+	return 0;
+}
+
+/**
+ * eroce_comp_rcv() - handle a response packet for an RC QP
+ * @qp: the QP, in RTS or SQD (checked by the caller)
+ * @pkt: the validated packet
+ */
+void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	struct eroce_dev *edev = pkt->edev;
+	struct eroce_req *req = &qp->eng.req;
+	int err = 0;
+
+	lockdep_assert_held(&qp->eng.lock);
+
+	if (!eroce_comp_psn_valid(req, pkt->psn)) {
+		/* an old duplicate ACK is harmless; anything else is noise */
+		eroce_stat_inc(edev, EROCE_CNT_DROP_UNEXPECTED_RESP);
+		net_dbg_ratelimited("eroce: QP %u: response PSN %u outside [%u, %u)\n",
+				    qp->ibqp.qp_num, pkt->psn, req->una_psn,
+				    req->psn);
+		return;
+	}
+
+	/* the AETH of a read response or atomic ACK is always an ACK */
+	if (pkt->info->flags & EROCE_OPF_READ)
+		err = eroce_comp_read_resp(qp, pkt);
+	else if (pkt->opcode == EROCE_OP_RC_ATOMIC_ACK)
+		err = eroce_comp_atomic_ack(qp, pkt);
+	else
+		eroce_comp_ack(qp, pkt);
+	if (err == -EALREADY)
+		return;
+	if (err == -EINVAL) {
+		eroce_stat_inc(edev, EROCE_CNT_DROP_UNEXPECTED_RESP);
+		net_dbg_ratelimited("eroce: QP %u: unexpected %s PSN %u\n",
+				    qp->ibqp.qp_num,
+				    eroce_opcode_name(pkt->opcode), pkt->psn);
+		return;
+	}
+
+	eroce_req_progress(qp);
+	eroce_qp_kick(qp);
+}

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce: completion queues.
+ *
+ * create/destroy run in process context; eroce_cq_post, poll_cq and
+ * req_notify_cq run in any context.  Locks: the ring's producer_lock
+ * serialises eroce_cq_post (and guards cq->overflowed), its consumer_lock
+ * serialises poll_cq of kernel CQs.  The arm bits in ctrl.flags are
+ * changed with atomic read-modify-writes only; comp_handler and the event
+ * handler are called with no lock held.
+ */
+#include <linux/log2.h>
+
+#include "eroce.h"
+
+#define EROCE_CQ_ARM_BITS	(EROCE_CQ_ARM_NEXT | EROCE_CQ_ARM_SOLICITED)
+
+int eroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct eroce_res *res = &to_eroce_dev(ibcq->device)->res;
+	struct eroce_cq *cq = to_eroce_cq(ibcq);
+	struct eroce_create_cq_resp resp = {};
+	struct eroce_ucontext *uctx;
+	u32 num_slots;
+	int err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > EROCE_MAX_CQE ||
+	    attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+
+	err = eroce_res_count_get(&res->num_cq, EROCE_MAX_CQ);
+	if (err)
+		return err;
+
+	cq->user = !!udata;
+	num_slots = roundup_pow_of_two(attr->cqe);
+	err = eroce_ring_init(&cq->ring, num_slots, sizeof(struct eroce_cqe),
+			      cq->user);
+	if (err)
+		goto err_uncount;
+
+	if (udata) {
+		uctx = rdma_udata_to_drv_context(udata, struct eroce_ucontext,
+						 ibuc);
+		err = eroce_ring_publish(&cq->ring, &uctx->ibuc, &resp.cq);
+		if (err)
+			goto err_free_ring;
+
+		err = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (err)
+			goto err_free_ring;
+	}
+
+	ibcq->cqe = num_slots;
+	return 0;
+
+err_free_ring:
+	eroce_ring_free(&cq->ring);
+err_uncount:
+	atomic_dec(&res->num_cq);
+	return err;
+}
+
+/* ib_core destroys a CQ only when no QP or SRQ refers to it */
+int eroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct eroce_res *res = &to_eroce_dev(ibcq->device)->res;
+	struct eroce_cq *cq = to_eroce_cq(ibcq);
+
+	eroce_ring_free(&cq->ring);
+	atomic_dec(&res->num_cq);
+	return 0;
+}
+
+/*
+ * A full CQ loses the CQE: the CQ is marked EROCE_CQ_OVERFLOW and its owner
+ * gets IB_EVENT_CQ_ERR, once.
+ */
+static void eroce_cq_overflow(struct eroce_cq *cq, bool first)
+{
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	eroce_ring_flags_set(&cq->ring, EROCE_CQ_OVERFLOW);
+	if (first && cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
+/* consume the arm bits this CQE satisfies; true if an event is due */
+static bool eroce_cq_disarm(struct eroce_cq *cq, bool solicited)
+{
+	u32 *flags = &cq->ring.ctrl->flags;
+	u32 old = READ_ONCE(*flags);
+
+	do {
+		if (!(old & EROCE_CQ_ARM_NEXT) &&
+		    !(solicited && (old & EROCE_CQ_ARM_SOLICITED)))
+			return false;
+	} while (!try_cmpxchg(flags, &old, old & ~EROCE_CQ_ARM_BITS));
+
+	return true;
+}
+
+/*
+ * Produce @cqe on @cq and raise a completion event if the CQ is armed for
+ * it.  Returns 0, or -EOVERFLOW when the CQ was full and the CQE is lost.
+ * Any context; takes the CQ's producer_lock.
+ */
+int eroce_cq_post(struct eroce_cq *cq, const struct eroce_cqe *cqe,
+		  bool solicited)
+{
+	struct eroce_ring *ring = &cq->ring;
+	bool first = false;
+	unsigned long flags;
+	void *slot;
+
+	spin_lock_irqsave(&ring->producer_lock, flags);
+	slot = eroce_ring_produce_slot(ring);
+	if (slot) {
+		memcpy(slot, cqe, sizeof(*cqe));
+		eroce_ring_produce_commit(ring);
+	} else {
+		first = !cq->overflowed;
+		cq->overflowed = true;
+	}
+	spin_unlock_irqrestore(&ring->producer_lock, flags);
+
+	if (!slot) {
+		eroce_cq_overflow(cq, first);
+		return -EOVERFLOW;
+	}
+
+	/* the CQE is visible before the arm bits are read (ABI) */
+	smp_mb();
+	if (eroce_cq_disarm(cq, solicited) && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	return 0;
+}
+
+static u8 eroce_wc_flags_from_cqe(u8 cqe_flags)
+{
+	u8 flags = 0;
+
+	if (cqe_flags & EROCE_WC_GRH)
+		flags |= IB_WC_GRH;
+	if (cqe_flags & EROCE_WC_WITH_IMM)
+		flags |= IB_WC_WITH_IMM;
+	if (cqe_flags & EROCE_WC_WITH_INV)
+		flags |= IB_WC_WITH_INVALIDATE;
+	return flags;
+}
+
+static void eroce_cqe_to_wc(struct eroce_res *res,
+			    const struct eroce_cqe *cqe, struct ib_wc *wc)
+{
+	struct eroce_qp *qp;
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->wr_id;
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;
+	wc->byte_len = cqe->byte_len;
+	wc->src_qp = cqe->src_qp;
+	wc->wc_flags = eroce_wc_flags_from_cqe(cqe->wc_flags);
+	if (cqe->wc_flags & EROCE_WC_WITH_IMM)
+		wc->ex.imm_data = (__force __be32)cqe->ex;
+	else if (cqe->wc_flags & EROCE_WC_WITH_INV)
+		wc->ex.invalidate_rkey = cqe->ex;
+	wc->pkey_index = cqe->pkey_index;
+	wc->slid = cqe->slid;
+	wc->sl = cqe->sl;
+	wc->port_num = 1;
+
+	/* a QP that produced completions left RESET and is published */
+	rcu_read_lock();
+	qp = xa_load(&res->qp_xa, cqe->qp_num);
+	wc->qp = qp ? &qp->ibqp : NULL;
+	rcu_read_unlock();
+}
+
+/* kernel CQs only: userspace polls its ring itself */
+int eroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct eroce_res *res = &to_eroce_dev(ibcq->device)->res;
+	struct eroce_cq *cq = to_eroce_cq(ibcq);
+	struct eroce_ring *ring = &cq->ring;
+	struct eroce_cqe cqe;
+	unsigned long flags;
+	int n;
+
+	if (cq->user)
+		return -EINVAL;
+
+	spin_lock_irqsave(&ring->consumer_lock, flags);
+	for (n = 0; n < num_entries; n++) {
+		if (eroce_ring_consume_copy(ring, &cqe, sizeof(cqe)))
+			break;
+		eroce_ring_consume_commit(ring);
+		eroce_cqe_to_wc(res, &cqe, &wc[n]);
+	}
+	spin_unlock_irqrestore(&ring->consumer_lock, flags);
+	return n;
+}
+
+int eroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct eroce_cq *cq = to_eroce_cq(ibcq);
+	u32 bits;
+
+	if ((flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED)
+		bits = EROCE_CQ_ARM_SOLICITED;
+	else
+		bits = EROCE_CQ_ARM_NEXT;
+
+	eroce_ring_flags_set(&cq->ring, bits);
+	/* armed before the ring is looked at (ABI) */
+	smp_mb();
+
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    eroce_ring_pending(&cq->ring))
+		return 1;
+	return 0;
+}

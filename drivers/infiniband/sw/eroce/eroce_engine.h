@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * eroce: per-QP transport state of the requester, responder and completer.
+ *
+ * One lock, struct eroce_qp_engine.lock, serialises the three engines of a
+ * QP: the requester (QP work item), the responder and completer (receive
+ * softirq), and the retransmit timer (softirq hrtimer).  It is taken with
+ * bottom halves off.  The QP's state_lock may nest inside it, never the
+ * other way round.
+ */
+#ifndef EROCE_ENGINE_H
+#define EROCE_ENGINE_H
+
+#include <linux/hrtimer.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <rdma/eroce-abi.h>
+
+struct eroce_mr;
+
+/* kernel-side state of one SQ entry; index i shadows SQ slot i */
+struct eroce_swqe {
+	struct eroce_send_wqe *wqe;	/* the kernel's copy of the slot */
+	u32 length;			/* total payload bytes */
+	u32 first_psn;			/* of the request (or read response) */
+	u32 last_psn;
+	u32 resp_psn;			/* next read response PSN expected */
+	bool psn_valid;			/* sent at least once */
+	bool rerequested;		/* read re-requested from resp_psn */
+	bool signaled;
+};
+
+enum eroce_rsp_type {
+	EROCE_RSP_ACK,			/* ACK or NAK */
+	EROCE_RSP_READ,			/* read response packets */
+	EROCE_RSP_ATOMIC,		/* atomic acknowledge */
+};
+
+/*
+ * A response the responder still owes, queued while read responses are
+ * going out so that every response leaves in PSN order.
+ */
+struct eroce_rsp {
+	enum eroce_rsp_type type;
+	u32 first_psn;
+	u32 npkts;			/* READ */
+	u32 sent;			/* READ: packets sent */
+	u64 va;				/* READ */
+	u32 length;			/* READ */
+	u32 msn;
+	u8 syn;				/* ACK */
+	u64 orig;			/* ATOMIC */
+	struct eroce_mr *mr;		/* READ: reference held */
+};
+
+#define EROCE_RSP_QUEUE		64	/* power of two */
+
+/* result of an executed atomic, replayed for a duplicate request */
+struct eroce_atomic_res {
+	u32 psn;
+	bool valid;
+	u64 orig;
+};
+
+#define EROCE_ATOMIC_REPLAY	16
+#define EROCE_REQ_BUDGET	64	/* packets per requester run */
+#define EROCE_MAX_INFLIGHT_PKTS	1024	/* unacknowledged packets per QP */
+#define EROCE_ACKREQ_EVERY	32	/* AckReq at least this often */
+
+struct eroce_req {
+	struct eroce_swqe *swqe;	/* sq.num_slots entries */
+	u8 *copies;			/* sq.num_slots * sq.slot_size */
+	u32 head;			/* SQ entries fetched */
+	u32 cur;			/* next SQ entry to transmit */
+	u32 cur_offset;			/* bytes of cur sent */
+	u32 psn;			/* next PSN to send */
+	u32 tail;			/* oldest entry not completed */
+	u32 una_psn;			/* oldest unacknowledged PSN */
+	u32 rd_atomic;			/* reads/atomics outstanding */
+	u32 since_ackreq;
+	u8 retry_left;
+	u8 rnr_retry_left;
+	bool rnr_wait;			/* timer runs an RNR delay */
+	bool timer_armed;
+	struct hrtimer timer;		/* retransmit and RNR timer */
+};
+
+struct eroce_resp {
+	u32 epsn;			/* next PSN expected */
+	u32 msn;
+	bool nak_sent;			/* sequence NAK for epsn is out */
+	u32 in_msg;			/* EROCE_OPF_SEND/WRITE of a message
+					 * in progress, 0 between messages */
+	/* receive WQE being filled (SEND, WRITE with immediate) */
+	bool have_rwqe;
+	void *rwqe;			/* kernel copy, rwqe_size bytes */
+	u32 rwqe_size;
+	u32 rcv_len;
+	/* RDMA WRITE in progress */
+	struct eroce_mr *wr_mr;		/* reference held */
+	u64 wr_va;
+	u32 wr_left;
+	u32 wr_len;
+	/* responses owed, in PSN order */
+	struct eroce_rsp *rsp;		/* EROCE_RSP_QUEUE entries */
+	u32 rsp_head;
+	u32 rsp_tail;
+	struct eroce_atomic_res atomic[EROCE_ATOMIC_REPLAY];
+	u32 atomic_next;
+};
+
+struct eroce_qp_engine {
+	/* guards req, resp and the QP's SQ/RQ consumer side in the engines */
+	spinlock_t lock;
+	struct work_struct work;	/* requester and read responder */
+	bool dead;			/* QP being destroyed: no new work */
+	bool flush_pending;		/* fatal error: flush the rings */
+	struct eroce_req req;
+	struct eroce_resp resp;
+};
+
+struct eroce_qp;
+struct eroce_dev;
+struct sk_buff;
+struct eroce_bth;
+struct eroce_opcode_info;
+
+/* a received packet on its way through the engines */
+struct eroce_rx {
+	struct eroce_dev *edev;
+	struct sk_buff *skb;
+	const struct eroce_opcode_info *info;
+	struct eroce_bth *bth;
+	u8 opcode;
+	u32 psn;
+	void *payload;
+	u32 paylen;
+};
+
+/* eroce_task.c */
+int eroce_wq_init(void);
+void eroce_wq_exit(void);
+struct eroce_srq;
+int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq);
+void eroce_qp_engine_free(struct eroce_qp *qp);
+void eroce_qp_engine_fini(struct eroce_qp *qp);
+void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
+			    enum ib_qp_state next);
+void eroce_qp_kick(struct eroce_qp *qp);
+void eroce_qp_fatal(struct eroce_qp *qp);
+
+/* eroce_req.c */
+bool eroce_req_run(struct eroce_qp *qp);
+void eroce_req_rewind(struct eroce_qp *qp, u32 psn);
+void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status);
+void eroce_req_arm_timer(struct eroce_qp *qp, u64 ns);
+void eroce_req_progress(struct eroce_qp *qp);
+void eroce_req_flush(struct eroce_qp *qp);
+enum hrtimer_restart eroce_req_timer(struct hrtimer *timer);
+
+/* eroce_comp.c */
+void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
+
+/* eroce_resp.c */
+void eroce_resp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
+bool eroce_resp_run_reads(struct eroce_qp *qp);
+void eroce_resp_reset(struct eroce_qp *qp);
+
+/* eroce_recv.c */
+int eroce_recv(struct sock *sk, struct sk_buff *skb);
+
+#endif /* EROCE_ENGINE_H */

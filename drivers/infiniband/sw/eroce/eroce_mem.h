@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* eroce: payload copies to and from registered memory (eroce_mem.c) */
+#ifndef EROCE_MEM_H
+#define EROCE_MEM_H
+
+#include <rdma/eroce-abi.h>
+
+struct eroce_mr;
+struct eroce_res;
+struct ib_pd;
+
+/* a position in a scatter/gather list */
+struct eroce_sge_iter {
+	const struct eroce_sge *sge;
+	u32 num_sge;
+	u32 idx;
+	u32 off;
+};
+
+static inline void eroce_sge_iter_init(struct eroce_sge_iter *it,
+				       const struct eroce_sge *sge,
+				       u32 num_sge)
+{
+	it->sge = sge;
+	it->num_sge = num_sge;
+	it->idx = 0;
+	it->off = 0;
+}
+
+bool eroce_mr_range_ok(const struct eroce_mr *mr, u64 iova, u64 len);
+int eroce_mr_copy(struct eroce_mr *mr, u64 iova, void *buf, u32 len,
+		  bool to_mr);
+int eroce_mr_atomic(struct eroce_mr *mr, u64 iova, bool cmp_swap,
+		    u64 compare, u64 swap_add, u64 *orig);
+int eroce_sge_skip(struct eroce_sge_iter *it, u32 len);
+int eroce_sge_copy(struct eroce_res *res, struct ib_pd *pd,
+		   struct eroce_sge_iter *it, void *buf, u32 len, bool to_mem);
+
+#endif /* EROCE_MEM_H */

@@ -1,0 +1,778 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce: queue pairs (RC, UD, and the GSI QP ib_mad creates), their state
+ * machine and attributes, kernel posting and flushing.
+ *
+ * create/modify/query/destroy run in process context; post_send,
+ * post_recv, eroce_qp_get/put, eroce_qp_set_error and eroce_qp_flush run
+ * in any context.  Locks: qp->state_lock (interrupts off) guards the
+ * attributes; the SQ/RQ producer_lock serialises kernel posting, the
+ * consumer_lock the flush (and, later, the engines).  No two of them nest;
+ * CQEs are posted with none of them held.  QPNs come from eroce_res.qp_xa
+ * (its xa_lock); lookups run under RCU, and destroy waits for a grace
+ * period before the QP can be freed.
+ */
+#include <linux/log2.h>
+
+#include "eroce.h"
+
+#define EROCE_SEND_FLAGS_SUPPORTED					\
+	(IB_SEND_FENCE | IB_SEND_SIGNALED | IB_SEND_SOLICITED | IB_SEND_INLINE)
+
+#define EROCE_QP_ACCESS_SUPPORTED					\
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |		\
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+/* IBA 5-bit fields: local ACK timeout, min RNR NAK timer */
+#define EROCE_QP_TIMER_MAX	31
+#define EROCE_QP_RETRY_MAX	7
+
+static int eroce_qp_check_init(const struct ib_qp_init_attr *init,
+			       struct ib_udata *udata)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		if (udata || init->port_num != 1)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	if (init->srq && init->srq->srq_type != IB_SRQT_BASIC)
+		return -EINVAL;
+
+	if (cap->max_send_wr > EROCE_MAX_QP_WR ||
+	    cap->max_send_sge > EROCE_MAX_SGE ||
+	    cap->max_inline_data > EROCE_MAX_INLINE_DATA)
+		return -EINVAL;
+	if (!init->srq && (cap->max_recv_wr > EROCE_MAX_QP_WR ||
+			   cap->max_recv_sge > EROCE_MAX_SGE))
+		return -EINVAL;
+	return 0;
+}
+
+static int eroce_qp_init_sq(struct eroce_qp *qp, struct ib_qp_cap *cap)
+{
+	u32 hdr = sizeof(struct eroce_send_wqe);
+	u32 num_slots, slot_size;
+	int err;
+
+	num_slots = roundup_pow_of_two(max(cap->max_send_wr, 1U));
+	slot_size = roundup_pow_of_two(hdr +
+			max_t(u32, cap->max_send_sge * sizeof(struct eroce_sge),
+			      cap->max_inline_data));
+	err = eroce_ring_init(&qp->sq, num_slots, slot_size, qp->user);
+	if (err)
+		return err;
+
+	/* nothing drains the SQ on its own yet: always ring */
+	qp->sq.ctrl->flags = EROCE_RING_NEED_DOORBELL;
+
+	qp->sq_max_sge = min_t(u32, (slot_size - hdr) / sizeof(struct eroce_sge),
+			       EROCE_MAX_SGE);
+	qp->sq_max_inline = min_t(u32, slot_size - hdr, EROCE_MAX_INLINE_DATA);
+	cap->max_send_wr = num_slots;
+	cap->max_send_sge = qp->sq_max_sge;
+	cap->max_inline_data = qp->sq_max_inline;
+	return 0;
+}
+
+static int eroce_qp_init_rq(struct eroce_qp *qp, struct ib_qp_cap *cap)
+{
+	u32 hdr = sizeof(struct eroce_recv_wqe);
+	u32 num_slots, slot_size;
+	int err;
+
+	num_slots = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
+	slot_size = roundup_pow_of_two(hdr + cap->max_recv_sge *
+					     sizeof(struct eroce_sge));
+	err = eroce_ring_init(&qp->rq, num_slots, slot_size, qp->user);
+	if (err)
+		return err;
+
+	qp->rq_max_sge = min_t(u32, (slot_size - hdr) / sizeof(struct eroce_sge),
+			       EROCE_MAX_SGE);
+	cap->max_recv_wr = num_slots;
+	cap->max_recv_sge = qp->rq_max_sge;
+	return 0;
+}
+
+/* reserve a QPN; lookups find the QP only once it leaves RESET */
+static int eroce_qp_alloc_qpn(struct eroce_res *res, struct eroce_qp *qp,
+			      enum ib_qp_type type)
+{
+	u32 qpn;
+	int err;
+
+	if (type == IB_QPT_GSI) {
+		qpn = EROCE_GSI_QPN;
+		err = xa_insert(&res->qp_xa, qpn, NULL, GFP_KERNEL);
+	} else {
+		err = xa_alloc_cyclic(&res->qp_xa, &qpn, NULL,
+				      XA_LIMIT(EROCE_FIRST_QPN, EROCE_QPN_MASK),
+				      &res->next_qpn, GFP_KERNEL);
+	}
+	if (err < 0)
+		return err;
+
+	qp->ibqp.qp_num = qpn;
+	return 0;
+}
+
+int eroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct eroce_res *res = &to_eroce_dev(ibqp->device)->res;
+	struct eroce_qp *qp = to_eroce_qp(ibqp);
+	struct eroce_create_qp_resp resp = {};
+	struct eroce_ucontext *uctx;
+	int err;
+
+	err = eroce_qp_check_init(init, udata);
+	if (err)
+		return err;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+
+	err = eroce_res_count_get(&res->num_qp, EROCE_MAX_QP);
+	if (err)
+		return err;
+
+	qp->user = !!udata;
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	eroce_obj_init(&qp->obj);
+	spin_lock_init(&qp->state_lock);
+	qp->attrs.state = IB_QPS_RESET;
+	qp->attrs.path_mtu = IB_MTU_1024;
+	qp->attrs.port_num = 1;
+
+	err = eroce_qp_init_sq(qp, &init->cap);
+	if (err)
+		goto err_uncount;
+
+	if (init->srq) {
+		init->cap.max_recv_wr = 0;
+		init->cap.max_recv_sge = 0;
+	} else {
+		err = eroce_qp_init_rq(qp, &init->cap);
+		if (err)
+			goto err_free_sq;
+	}
+
+	err = eroce_qp_engine_init(qp, init->srq ? to_eroce_srq(init->srq) :
+					       NULL);
+	if (err)
+		goto err_free_rq;
+
+	err = eroce_qp_alloc_qpn(res, qp, init->qp_type);
+	if (err)
+		goto err_free_engine;
+
+	if (udata) {
+		uctx = rdma_udata_to_drv_context(udata, struct eroce_ucontext,
+						 ibuc);
+		err = eroce_ring_publish(&qp->sq, &uctx->ibuc, &resp.sq);
+		if (err)
+			goto err_free_qpn;
+		if (qp->rq.ctrl) {
+			err = eroce_ring_publish(&qp->rq, &uctx->ibuc, &resp.rq);
+			if (err)
+				goto err_free_qpn;
+		}
+		err = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (err)
+			goto err_free_qpn;
+	}
+	return 0;
+
+err_free_qpn:
+	xa_erase(&res->qp_xa, ibqp->qp_num);
+err_free_engine:
+	eroce_qp_engine_free(qp);
+err_free_rq:
+	eroce_ring_free(&qp->rq);
+err_free_sq:
+	eroce_ring_free(&qp->sq);
+err_uncount:
+	atomic_dec(&res->num_qp);
+	return err;
+}
+
+/* the attribute values, each against its own rule; the mask is checked later */
+static int eroce_qp_check_attr(const struct ib_qp_attr *attr, int mask)
+{
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (mask & (IB_QP_ALT_PATH | IB_QP_CAP | IB_QP_RATE_LIMIT))
+		return -EOPNOTSUPP;
+
+	if ((mask & IB_QP_STATE) && attr->qp_state > IB_QPS_ERR)
+		return -EINVAL;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state > IB_QPS_ERR)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= EROCE_MAX_PKEYS)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > EROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > EROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > EROCE_QP_TIMER_MAX)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) &&
+	    attr->min_rnr_timer > EROCE_QP_TIMER_MAX)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > EROCE_QP_RETRY_MAX)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > EROCE_QP_RETRY_MAX)
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > EROCE_QPN_MASK)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~EROCE_QP_ACCESS_SUPPORTED))
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MIG_STATE) &&
+	    attr->path_mig_state > IB_MIG_ARMED)
+		return -EINVAL;
+	return 0;
+}
+
+/* store the checked attributes; swaps the AV into *av */
+static void eroce_qp_apply_attr(struct eroce_qp *qp,
+				const struct ib_qp_attr *attr, int mask,
+				struct eroce_av *av)
+{
+	struct eroce_qp_attrs *a = &qp->attrs;
+
+	lockdep_assert_held(&qp->state_lock);
+
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_PATH_MIG_STATE)
+		a->path_mig_state = attr->path_mig_state;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & EROCE_PSN_MASK;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & EROCE_PSN_MASK;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & IB_QP_AV) {
+		swap(a->av, *av);
+		a->av_valid = true;
+	}
+	if (mask & IB_QP_STATE)
+		WRITE_ONCE(a->state, attr->qp_state);
+}
+
+/* QP back to RESET: whatever is still queued is dropped without CQEs */
+static void eroce_qp_discard(struct eroce_qp *qp)
+{
+	struct eroce_ring *rings[] = { &qp->sq, &qp->rq };
+	unsigned long flags;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(rings); i++) {
+		if (!rings[i]->ctrl)
+			continue;
+		spin_lock_irqsave(&rings[i]->consumer_lock, flags);
+		eroce_ring_consume_discard(rings[i]);
+		spin_unlock_irqrestore(&rings[i]->consumer_lock, flags);
+	}
+}
+
+int eroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct eroce_res *res = &to_eroce_dev(ibqp->device)->res;
+	struct eroce_qp *qp = to_eroce_qp(ibqp);
+	enum ib_qp_state cur, next;
+	struct eroce_av av = {};
+	bool publish = false;
+	unsigned long flags;
+	int err;
+
+	err = eroce_qp_check_attr(attr, mask);
+	if (err)
+		return err;
+
+	if (mask & IB_QP_AV) {
+		err = eroce_av_from_attr(&av, &attr->ah_attr);
+		if (err)
+			return err;
+	}
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	cur = qp->attrs.state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) ||
+	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
+		spin_unlock_irqrestore(&qp->state_lock, flags);
+		eroce_av_release(&av);
+		return -EINVAL;
+	}
+
+	eroce_qp_apply_attr(qp, attr, mask, &av);
+	if (next != IB_QPS_RESET && !qp->published) {
+		qp->published = true;
+		publish = true;
+	}
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	/* the AV this one replaced, if any */
+	eroce_av_release(&av);
+
+	/* overwrites the reserved (NULL) entry: needs no memory */
+	if (publish)
+		xa_store(&res->qp_xa, ibqp->qp_num, qp, GFP_KERNEL);
+
+	if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
+		eroce_qp_discard(qp);
+	eroce_qp_engine_modify(qp, cur, next);
+	return 0;
+}
+
+int eroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct eroce_qp *qp = to_eroce_qp(ibqp);
+	const struct eroce_qp_attrs *a = &qp->attrs;
+	unsigned long flags;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+
+	attr->cap.max_send_wr = qp->sq.num_slots;
+	attr->cap.max_send_sge = qp->sq_max_sge;
+	attr->cap.max_inline_data = qp->sq_max_inline;
+	if (qp->rq.ctrl) {
+		attr->cap.max_recv_wr = qp->rq.num_slots;
+		attr->cap.max_recv_sge = qp->rq_max_sge;
+	}
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	attr->qp_state = a->state;
+	attr->cur_qp_state = a->state;
+	attr->path_mtu = a->path_mtu;
+	attr->path_mig_state = a->path_mig_state;
+	attr->qkey = a->qkey;
+	attr->rq_psn = a->rq_psn;
+	attr->sq_psn = a->sq_psn;
+	attr->dest_qp_num = a->dest_qp_num;
+	attr->qp_access_flags = a->access_flags;
+	attr->pkey_index = a->pkey_index;
+	attr->port_num = a->port_num;
+	attr->max_rd_atomic = a->max_rd_atomic;
+	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	attr->min_rnr_timer = a->min_rnr_timer;
+	attr->timeout = a->timeout;
+	attr->retry_cnt = a->retry_cnt;
+	attr->rnr_retry = a->rnr_retry;
+	attr->en_sqd_async_notify = a->en_sqd_async_notify;
+	if (a->av_valid)
+		eroce_av_to_attr(&a->av, &attr->ah_attr);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->port_num = 1;
+	return 0;
+}
+
+int eroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct eroce_res *res = &to_eroce_dev(ibqp->device)->res;
+	struct eroce_qp *qp = to_eroce_qp(ibqp);
+
+	xa_erase(&res->qp_xa, ibqp->qp_num);
+	/* a lookup that found the QP has its reference after this */
+	if (qp->published)
+		synchronize_rcu();
+	eroce_obj_drain(&qp->obj, true);
+	eroce_qp_engine_fini(qp);
+
+	if (qp->attrs.av_valid)
+		eroce_av_release(&qp->attrs.av);
+	eroce_ring_free(&qp->rq);
+	eroce_ring_free(&qp->sq);
+	atomic_dec(&res->num_qp);
+	return 0;
+}
+
+/* QP @qpn with a reference, or NULL.  Any context. */
+struct eroce_qp *eroce_qp_get(struct eroce_res *res, u32 qpn)
+{
+	struct eroce_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&res->qp_xa, qpn);
+	if (qp && !eroce_obj_get(&qp->obj))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+void eroce_qp_put(struct eroce_qp *qp)
+{
+	eroce_obj_put(&qp->obj);
+}
+
+static u8 eroce_wc_opcode_from_wr(u8 opcode)
+{
+	switch (opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/*
+ * Complete every WQE queued on @ring with IB_WC_WR_FLUSH_ERR on @cq.  At
+ * most num_slots: a user ring that keeps refilling is flushed again on its
+ * next doorbell.  Each WQE is taken under the consumer_lock and completed
+ * after it is dropped, so a comp_handler may post again.
+ */
+static void eroce_qp_flush_ring(struct eroce_qp *qp, struct eroce_ring *ring,
+				struct ib_cq *ibcq, bool send)
+{
+	union {
+		struct eroce_send_wqe send;
+		struct eroce_recv_wqe recv;
+	} wqe;
+	struct eroce_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	unsigned long flags;
+	u32 n;
+	int err;
+
+	for (n = 0; n < ring->num_slots; n++) {
+		spin_lock_irqsave(&ring->consumer_lock, flags);
+		err = eroce_ring_consume_copy(ring, &wqe, send ?
+					      sizeof(wqe.send) :
+					      sizeof(wqe.recv));
+		if (!err)
+			eroce_ring_consume_commit(ring);
+		spin_unlock_irqrestore(&ring->consumer_lock, flags);
+		if (err)
+			break;
+
+		if (send) {
+			cqe.wr_id = wqe.send.wr_id;
+			cqe.opcode = eroce_wc_opcode_from_wr(wqe.send.opcode);
+		} else {
+			cqe.wr_id = wqe.recv.wr_id;
+			cqe.opcode = IB_WC_RECV;
+		}
+		eroce_cq_post(to_eroce_cq(ibcq), &cqe, false);
+	}
+}
+
+static void eroce_qp_flush_sq(struct eroce_qp *qp)
+{
+	eroce_qp_flush_ring(qp, &qp->sq, qp->ibqp.send_cq, true);
+}
+
+static void eroce_qp_flush_rq(struct eroce_qp *qp)
+{
+	if (qp->rq.ctrl)
+		eroce_qp_flush_ring(qp, &qp->rq, qp->ibqp.recv_cq, false);
+}
+
+/* flush both queues of a QP in the error state */
+void eroce_qp_flush(struct eroce_qp *qp)
+{
+	eroce_qp_flush_sq(qp);
+	eroce_qp_flush_rq(qp);
+}
+
+/* an engine hit a fatal error: move the QP to ERR and flush it */
+void eroce_qp_set_error(struct eroce_qp *qp)
+{
+	unsigned long flags;
+	bool was_err;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	was_err = qp->attrs.state == IB_QPS_ERR;
+	WRITE_ONCE(qp->attrs.state, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	if (!was_err)
+		eroce_qp_flush(qp);
+}
+
+static bool eroce_send_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		return true;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return type == IB_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+/* the opcode-specific part of a send WQE */
+static int eroce_send_wqe_build_ex(struct eroce_qp *qp,
+				   struct eroce_send_wqe *wqe,
+				   const struct ib_send_wr *wr)
+{
+	const struct ib_atomic_wr *awr;
+	const struct ib_ud_wr *uwr;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+		wqe->ex = (__force u32)wr->ex.imm_data;
+		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		wqe->ex = (__force u32)wr->ex.imm_data;
+		fallthrough;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+		wqe->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->wr.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		wqe->ex = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		awr = atomic_wr(wr);
+		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
+		    (awr->remote_addr & 7))
+			return -EINVAL;
+		wqe->wr.atomic.remote_addr = awr->remote_addr;
+		wqe->wr.atomic.compare_add = awr->compare_add;
+		wqe->wr.atomic.swap = awr->swap;
+		wqe->wr.atomic.rkey = awr->rkey;
+		break;
+	default:
+		break;
+	}
+
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		return 0;
+
+	uwr = ud_wr(wr);
+	if (!uwr->ah || uwr->ah->device != qp->ibqp.device ||
+	    uwr->remote_qpn > EROCE_QPN_MASK)
+		return -EINVAL;
+	wqe->wr.ud.ah_num = to_eroce_ah(uwr->ah)->num;
+	wqe->wr.ud.remote_qpn = uwr->remote_qpn;
+	wqe->wr.ud.remote_qkey = uwr->remote_qkey;
+	return 0;
+}
+
+/* the payload: SGEs, or the bytes themselves for an inline send/write */
+static int eroce_send_wqe_build_data(struct eroce_qp *qp,
+				     struct eroce_send_wqe *wqe,
+				     const struct ib_send_wr *wr)
+{
+	void *payload = (void *)(wqe + 1);
+	struct eroce_sge *sge = payload;
+	u64 total = 0;
+	int i;
+
+	if (wr->send_flags & IB_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge; i++) {
+			u32 len = wr->sg_list[i].length;
+
+			if (len > qp->sq_max_inline - total)
+				return -EINVAL;
+			memcpy(payload + total,
+			       (void *)(uintptr_t)wr->sg_list[i].addr, len);
+			total += len;
+		}
+		wqe->inline_len = total;
+		return 0;
+	}
+
+	if (wr->num_sge > qp->sq_max_sge)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		total += wr->sg_list[i].length;
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	if (!eroce_msg_len_ok(total))
+		return -EINVAL;
+	wqe->num_sge = wr->num_sge;
+	return 0;
+}
+
+/* fill a kernel SQ slot from @wr */
+static int eroce_send_wqe_build(struct eroce_qp *qp, void *slot,
+				const struct ib_send_wr *wr)
+{
+	struct eroce_send_wqe *wqe = slot;
+	int err;
+
+	if (wr->num_sge < 0 || (wr->send_flags & ~EROCE_SEND_FLAGS_SUPPORTED) ||
+	    !eroce_send_opcode_ok(qp->ibqp.qp_type, wr->opcode))
+		return -EINVAL;
+	if ((wr->send_flags & IB_SEND_INLINE) &&
+	    (wr->opcode == IB_WR_RDMA_READ ||
+	     wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	     wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD))
+		return -EINVAL;
+
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode;
+	wqe->send_flags = wr->send_flags;
+	if (qp->sig_all)
+		wqe->send_flags |= EROCE_SEND_SIGNALED;
+
+	err = eroce_send_wqe_build_ex(qp, wqe, wr);
+	if (err)
+		return err;
+	return eroce_send_wqe_build_data(qp, wqe, wr);
+}
+
+int eroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct eroce_qp *qp = to_eroce_qp(ibqp);
+	struct eroce_ring *ring = &qp->sq;
+	enum ib_qp_state state;
+	unsigned long flags;
+	void *slot;
+	int err = 0;
+
+	state = eroce_qp_state(qp);
+
+	if (qp->user) {
+		/* the doorbell: no work requests, the SQ ring has them */
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		if (state == IB_QPS_ERR)
+			eroce_qp_flush_sq(qp);
+		else
+			eroce_qp_kick(qp);
+		return 0;
+	}
+
+	if (state < IB_QPS_RTS) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&ring->producer_lock, flags);
+	for (; wr; wr = wr->next) {
+		slot = eroce_ring_produce_slot(ring);
+		if (!slot) {
+			err = -ENOMEM;
+			break;
+		}
+		err = eroce_send_wqe_build(qp, slot, wr);
+		if (err)
+			break;
+		eroce_ring_produce_commit(ring);
+	}
+	spin_unlock_irqrestore(&ring->producer_lock, flags);
+
+	if (err)
+		*bad_wr = wr;
+	if (eroce_qp_state(qp) == IB_QPS_ERR)
+		eroce_qp_flush_sq(qp);
+	else
+		eroce_qp_kick(qp);
+	return err;
+}
+
+int eroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct eroce_qp *qp = to_eroce_qp(ibqp);
+	struct eroce_ring *ring = &qp->rq;
+	unsigned long flags;
+	void *slot;
+	int err = 0;
+
+	/* user RQs belong to userspace; SRQ QPs have no RQ */
+	if (qp->user || !ring->ctrl || eroce_qp_state(qp) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&ring->producer_lock, flags);
+	for (; wr; wr = wr->next) {
+		slot = eroce_ring_produce_slot(ring);
+		if (!slot) {
+			err = -ENOMEM;
+			break;
+		}
+		err = eroce_recv_wqe_build(slot, qp->rq_max_sge, wr);
+		if (err)
+			break;
+		eroce_ring_produce_commit(ring);
+	}
+	spin_unlock_irqrestore(&ring->producer_lock, flags);
+
+	if (err)
+		*bad_wr = wr;
+	if (eroce_qp_state(qp) == IB_QPS_ERR)
+		eroce_qp_flush_rq(qp);
+	return err;
+}

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce_recv.c - RoCEv2 packets in: validation and dispatch.
+ *
+ * Everything here distrusts the network.  A packet reaching the UDP/4791
+ * socket is checked in this order, and each failure is a drop with its
+ * own counter and a rate-limited debug line: an eroce device on the
+ * receiving netdev (or the VLAN device's real device), a linear buffer,
+ * transport headers that fit the packet and an opcode eroce knows
+ * (eroce_hdr_check()), the ICRC, a destination GID of this device on this
+ * netdev, the destination QP, the QP's transport, the P_Key, the QP state
+ * and, for a connected QP, the source address of its peer.  Only then do
+ * the responder (requests) or the completer (responses) see it.
+ *
+ * Context: softirq (UDP encap_rcv).  Locks: the QP's engine lock around
+ * the responder and completer.
+ */
+#include <linux/if_vlan.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/addrconf.h>
+#include <rdma/ib_cache.h>
+
+#include "eroce.h"
+#include "eroce_icrc.h"
+#include "eroce_opcode.h"
+
+#define eroce_rx_drop(edev, cnt, fmt, ...)				\
+	do {								\
+		eroce_stat_inc(edev, EROCE_CNT_##cnt);			\
+		net_dbg_ratelimited("eroce: %s: drop: " fmt "\n",	\
+				    dev_name(&(edev)->ibdev.dev),	\
+				    ##__VA_ARGS__);			\
+	} while (0)
+
+static struct eroce_dev *eroce_recv_dev(struct net_device *ndev)
+{
+	struct eroce_dev *edev = eroce_dev_get_by_netdev(ndev);
+
+	if (!edev && is_vlan_dev(ndev))
+		edev = eroce_dev_get_by_netdev(vlan_dev_real_dev(ndev));
+	return edev;
+}
+
+/* the packet's source and destination addresses as GIDs */
+static void eroce_recv_gids(struct sk_buff *skb, union ib_gid *sgid,
+			    union ib_gid *dgid)
+{
+	if (ip_hdr(skb)->version == 4) {
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr,
+				       (struct in6_addr *)sgid);
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)dgid);
+	} else {
+		memcpy(sgid, &ipv6_hdr(skb)->saddr, sizeof(*sgid));
+		memcpy(dgid, &ipv6_hdr(skb)->daddr, sizeof(*dgid));
+	}
+}
+
+static bool eroce_recv_icrc_ok(struct sk_buff *skb)
+{
+	u8 *nh = skb_network_header(skb);
+	u32 len = skb_tail_pointer(skb) - nh;
+	__le32 icrc;
+
+	if (len < EROCE_ICRC_BYTES ||
+	    eroce_icrc_linear(nh, len - EROCE_ICRC_BYTES, &icrc))
+		return false;
+	return !memcmp(&icrc, skb_tail_pointer(skb) - EROCE_ICRC_BYTES,
+		       EROCE_ICRC_BYTES);
+}
+
+static bool eroce_recv_qp_state_ok(struct eroce_qp *qp, u32 flags)
+{
+	enum ib_qp_state state = eroce_qp_state(qp);
+
+	if (flags & EROCE_OPF_RESP)
+		return state == IB_QPS_RTS || state == IB_QPS_SQD;
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQD;
+}
+
+static void eroce_recv_qp(struct eroce_dev *edev, struct eroce_rx *pkt,
+			  const union ib_gid *sgid)
+{
+	u32 qpn = eroce_bth_qpn(pkt->bth);
+	u32 flags = pkt->info->flags;
+	struct eroce_qp *qp;
+	bool rc;
+
+	qp = eroce_qp_get(&edev->res, qpn);
+	if (!qp) {
+		eroce_rx_drop(edev, DROP_NO_QP, "no QP %u", qpn);
+		return;
+	}
+
+	rc = qp->ibqp.qp_type == IB_QPT_RC;
+	if (rc != !!(flags & EROCE_OPF_RC)) {
+		eroce_rx_drop(edev, DROP_QP_TYPE, "%s for QP %u",
+			      eroce_opcode_name(pkt->opcode), qpn);
+		goto out_put;
+	}
+	/* one P_Key (0xffff): compare the 15 key bits */
+	if ((eroce_bth_pkey(pkt->bth) & 0x7fff) !=
+	    (EROCE_DEFAULT_PKEY & 0x7fff)) {
+		eroce_rx_drop(edev, DROP_BAD_PKEY, "P_Key %#x for QP %u",
+			      eroce_bth_pkey(pkt->bth), qpn);
+		goto out_put;
+	}
+	if (!eroce_recv_qp_state_ok(qp, flags)) {
+		eroce_rx_drop(edev, DROP_QP_STATE, "QP %u in state %d", qpn,
+			      eroce_qp_state(qp));
+		goto out_put;
+	}
+	if (rc && memcmp(sgid, &qp->attrs.av.dgid, sizeof(*sgid))) {
+		eroce_rx_drop(edev, DROP_BAD_SRC, "QP %u: not from its peer",
+			      qpn);
+		goto out_put;
+	}
+
+	spin_lock_bh(&qp->eng.lock);
+	if (flags & EROCE_OPF_RESP)
+		eroce_comp_rcv(qp, pkt);
+	else
+		eroce_resp_rcv(qp, pkt);
+	spin_unlock_bh(&qp->eng.lock);
+out_put:
+	eroce_qp_put(qp);
+}
+
+/**
+ * eroce_recv() - the UDP tunnel receive hook of the RoCEv2 sockets
+ * @sk: the namespace's UDP/4791 socket
+ * @skb: the packet, skb->data at the UDP header
+ *
+ * Return: 0, the packet is always consumed.
+ */
+int eroce_recv(struct sock *sk, struct sk_buff *skb)
+{
+	struct eroce_hdr_info hi;
+	union ib_gid sgid, dgid;
+	const struct ib_gid_attr *gattr;
+	struct eroce_dev *edev;
+	struct eroce_rx pkt;
+	int err;
+
+	edev = eroce_recv_dev(skb->dev);
+	if (!edev) {
+		net_dbg_ratelimited("eroce: drop: no device on %s\n",
+				    skb->dev ? netdev_name(skb->dev) : "?");
+		goto out_free;
+	}
+
+	if (skb_linearize(skb)) {
+		eroce_rx_drop(edev, DROP_NOMEM, "cannot linearize");
+		goto out_put_dev;
+	}
+	__skb_pull(skb, sizeof(struct udphdr));
+
+	err = eroce_hdr_check(skb->data, skb->len, &hi);
+	if (err == -EOPNOTSUPP) {
+		eroce_rx_drop(edev, DROP_BAD_OPCODE, "opcode %#x",
+			      skb->len ? skb->data[0] : 0);
+		goto out_put_dev;
+	}
+	if (err && skb->len < EROCE_BTH_BYTES + EROCE_ICRC_BYTES) {
+		eroce_rx_drop(edev, DROP_SHORT, "%u bytes", skb->len);
+		goto out_put_dev;
+	}
+	if (err) {
+		eroce_rx_drop(edev, DROP_BAD_HEADER, "malformed headers (%d)",
+			      err);
+		goto out_put_dev;
+	}
+
+	if (!eroce_recv_icrc_ok(skb)) {
+		eroce_rx_drop(edev, DROP_ICRC, "bad ICRC");
+		goto out_put_dev;
+	}
+
+	eroce_recv_gids(skb, &sgid, &dgid);
+	gattr = rdma_find_gid_by_port(&edev->ibdev, &dgid,
+				      IB_GID_TYPE_ROCE_UDP_ENCAP, 1, skb->dev);
+	if (IS_ERR(gattr)) {
+		eroce_rx_drop(edev, DROP_BAD_DGID, "destination %pI6 is not ours",
+			      &dgid);
+		goto out_put_dev;
+	}
+	rdma_put_gid_attr(gattr);
+
+	eroce_stat_inc(edev, EROCE_CNT_RX_PACKETS);
+	eroce_stat_add(edev, EROCE_CNT_RX_BYTES, skb->len);
+
+	pkt.edev = edev;
+	pkt.skb = skb;
+	pkt.info = hi.op;
+	pkt.bth = (struct eroce_bth *)skb->data;
+	pkt.opcode = pkt.bth->opcode;
+	pkt.psn = eroce_bth_psn(pkt.bth);
+	pkt.payload = skb->data + hi.op->hdr_len;
+	pkt.paylen = hi.paylen;
+
+	if (hi.op->flags & EROCE_OPF_CNP) {
+		/* congestion control arrives with the tuning work */
+		eroce_stat_inc(edev, EROCE_CNT_CNP_RCVD);
+		goto out_put_dev;
+	}
+	eroce_recv_qp(edev, &pkt, &sgid);
+
+out_put_dev:
+	ib_device_put(&edev->ibdev);
+out_free:
+	kfree_skb(skb);
+	return 0;
+}

@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce_req.c - the requester: send queue entries become packets.
+ *
+ * The requester copies each SQ entry out of the (possibly user-mapped)
+ * ring into kernel memory before it validates it, assigns PSNs, segments
+ * SEND and WRITE messages into path-MTU packets, sends READ and atomic
+ * requests, and keeps what it needs to retransmit: go-back-N from any PSN
+ * (eroce_req_rewind()), driven by sequence NAKs, RNR NAKs and the
+ * retransmit timer.  Entries leave the SQ in order when the completer
+ * completes them (eroce_req_complete_tail()), which is also when
+ * userspace sees their slots free again.
+ *
+ * UD (and the GSI QP) send each entry as one packet and complete it once
+ * it is handed to the IP stack.
+ *
+ * Context: the QP's work item (process context) and, for timer and
+ * completions, softirq.  Locks: qp->eng.lock (bottom halves off) for
+ * everything here; the SQ consumer_lock and the CQ producer lock nest
+ * inside it.
+ */
+#include <linux/log2.h>
+
+#include "eroce.h"
+#include "eroce_mem.h"
+#include "eroce_opcode.h"
+#include "eroce_psn.h"
+#include "eroce_xmit.h"
+
+static inline struct eroce_swqe *eroce_req_swqe(struct eroce_qp *qp, u32 i)
+{
+	return &qp->eng.req.swqe[i & (qp->sq.num_slots - 1)];
+}
+
+static bool eroce_wqe_is_rd_atomic(const struct eroce_send_wqe *wqe)
+{
+	return wqe->opcode == IB_UVERBS_WR_RDMA_READ ||
+	       wqe->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       wqe->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool eroce_wqe_is_atomic(const struct eroce_send_wqe *wqe)
+{
+	return wqe->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       wqe->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static const struct eroce_sge *eroce_wqe_sges(const struct eroce_send_wqe *wqe)
+{
+	return (const struct eroce_sge *)(wqe + 1);
+}
+
+static u32 eroce_qp_mtu(struct eroce_qp *qp)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	enum ib_mtu mtu;
+
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		mtu = READ_ONCE(qp->attrs.path_mtu);
+	else
+		mtu = READ_ONCE(edev->active_mtu);
+	return ib_mtu_enum_to_int(mtu ? mtu : IB_MTU_256);
+}
+
+static enum ib_wc_opcode eroce_wc_opcode(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/* the entry at the tail leaves the SQ, with a CQE if asked or failed */
+void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status)
+{
+	struct eroce_req *req = &qp->eng.req;
+	struct eroce_swqe *w = eroce_req_swqe(qp, req->tail);
+	unsigned long flags;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (status != IB_WC_SUCCESS || w->signaled) {
+		struct eroce_cqe cqe = {
+			.wr_id = w->wqe->wr_id,
+			.status = status,
+			.opcode = eroce_wc_opcode(w->wqe->opcode),
+			.byte_len = w->length,
+			.qp_num = qp->ibqp.qp_num,
+		};
+
+		eroce_cq_post(to_eroce_cq(qp->ibqp.send_cq), &cqe, false);
+	}
+	/* a read or atomic that was sent no longer holds a credit */
+	if (req->tail != req->cur && eroce_wqe_is_rd_atomic(w->wqe) &&
+	    req->rd_atomic)
+		req->rd_atomic--;
+
+	spin_lock_irqsave(&qp->sq.consumer_lock, flags);
+	eroce_ring_consume_commit(&qp->sq);
+	spin_unlock_irqrestore(&qp->sq.consumer_lock, flags);
+
+	if (req->cur == req->tail) {
+		req->cur++;
+		req->cur_offset = 0;
+	}
+	req->tail++;
+}
+
+/* complete every fetched entry with a flush error (QP in ERR) */
+void eroce_req_flush(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	lockdep_assert_held(&qp->eng.lock);
+	while (req->tail != req->head)
+		eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
+	req->cur = req->tail;
+	req->cur_offset = 0;
+	req->rd_atomic = 0;
+	req->una_psn = req->psn;
+	hrtimer_try_to_cancel(&req->timer);
+	req->timer_armed = false;
+}
+
+void eroce_req_arm_timer(struct eroce_qp *qp, u64 ns)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	lockdep_assert_held(&qp->eng.lock);
+	hrtimer_start(&req->timer, ns_to_ktime(ns), HRTIMER_MODE_REL_SOFT);
+	req->timer_armed = true;
+}
+
+/* local ACK timeout: 4.096 us * 2^timeout; 0 means wait forever */
+static u64 eroce_req_rto_ns(struct eroce_qp *qp)
+{
+	u8 timeout = READ_ONCE(qp->attrs.timeout);
+
+	return timeout ? 4096ULL << min_t(u8, timeout, 31) : 0;
+}
+
+/*
+ * Something was acknowledged or a packet went out: (re)start the
+ * retransmit timer while packets are unacknowledged, stop it otherwise.
+ */
+void eroce_req_progress(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+	u64 rto;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (req->rnr_wait)
+		return;
+	if (req->una_psn == req->psn && req->tail == req->cur) {
+		if (req->timer_armed) {
+			hrtimer_try_to_cancel(&req->timer);
+			req->timer_armed = false;
+		}
+		return;
+	}
+	rto = eroce_req_rto_ns(qp);
+	if (rto)
+		eroce_req_arm_timer(qp, rto);
+}
+
+/**
+ * eroce_req_rewind() - go back N: retransmit from @psn
+ * @qp: an RC QP
+ * @psn: the first PSN to send again; must lie in an entry already sent
+ */
+void eroce_req_rewind(struct eroce_qp *qp, u32 psn)
+{
+	struct eroce_req *req = &qp->eng.req;
+	u32 mtu = eroce_qp_mtu(qp);
+	u32 i;
+
+	lockdep_assert_held(&qp->eng.lock);
+	req->rd_atomic = 0;
+	for (i = req->tail; i != req->cur; i++) {
+		struct eroce_swqe *w = eroce_req_swqe(qp, i);
+
+		if (!w->psn_valid || eroce_psn_before(psn, w->first_psn))
+			break;
+		if (eroce_psn_after(psn, w->last_psn)) {
+			if (eroce_wqe_is_rd_atomic(w->wqe))
+				req->rd_atomic++;
+			continue;
+		}
+		req->cur = i;
+		req->cur_offset = eroce_wqe_is_atomic(w->wqe) ? 0 :
+				  eroce_psn_diff(psn, w->first_psn) * mtu;
+		req->psn = psn;
+		return;
+	}
+	/* nothing sent covers @psn: resume where we are */
+}
+
+/*
+ * Copy the next SQ entry into kernel memory and check it.  Returns 0,
+ * -ENOENT when the SQ is empty, -EPROTO for a corrupt ring, or -EINVAL
+ * for an entry that must fail (it is fetched and completed in error).
+ */
+static int eroce_req_fetch(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+	struct eroce_ring *sq = &qp->sq;
+	struct eroce_send_wqe *wqe;
+	struct eroce_swqe *w;
+	u32 prod, i;
+	u64 len = 0;
+
+	prod = smp_load_acquire(&sq->ctrl->producer);
+	if (prod == req->head)
+		return -ENOENT;
+	if (prod - req->tail > sq->num_slots)
+		return -EPROTO;
+
+	w = eroce_req_swqe(qp, req->head);
+	wqe = (struct eroce_send_wqe *)(req->copies +
+		(size_t)(req->head & (sq->num_slots - 1)) * sq->slot_size);
+	memcpy(wqe, eroce_ring_slot(sq, req->head), sq->slot_size);
+	memset(w, 0, sizeof(*w));
+	w->wqe = wqe;
+	w->signaled = qp->sig_all || (wqe->send_flags & EROCE_SEND_SIGNALED);
+	req->head++;
+
+	switch (wqe->opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		break;
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		if (qp->ibqp.qp_type != IB_QPT_RC)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	if (wqe->send_flags & EROCE_SEND_INLINE) {
+		if (eroce_wqe_is_rd_atomic(wqe) ||
+		    wqe->inline_len > qp->sq_max_inline ||
+		    wqe->inline_len > sq->slot_size - sizeof(*wqe))
+			return -EINVAL;
+		len = wqe->inline_len;
+	} else {
+		const struct eroce_sge *sge = eroce_wqe_sges(wqe);
+
+		if (wqe->num_sge > qp->sq_max_sge ||
+		    sizeof(*wqe) + wqe->num_sge * sizeof(*sge) > sq->slot_size)
+			return -EINVAL;
+		for (i = 0; i < wqe->num_sge; i++)
+			len += sge[i].length;
+	}
+	if (len > EROCE_MAX_MSG_SIZE)
+		return -EINVAL;
+	if (eroce_wqe_is_atomic(wqe) &&
+	    (len != sizeof(u64) || (wqe->wr.atomic.remote_addr & 7)))
+		return -EINVAL;
+	if (qp->ibqp.qp_type != IB_QPT_RC && len > eroce_qp_mtu(qp))
+		return -EINVAL;
+	w->length = len;
+	return 0;
+}
+
+static u8 eroce_req_opcode(const struct eroce_send_wqe *wqe, bool first,
+			   bool last)
+{
+	switch (wqe->opcode) {
+	case IB_UVERBS_WR_SEND:
+		if (first)
+			return last ? EROCE_OP_RC_SEND_ONLY :
+				      EROCE_OP_RC_SEND_FIRST;
+		return last ? EROCE_OP_RC_SEND_LAST : EROCE_OP_RC_SEND_MIDDLE;
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		if (first)
+			return last ? EROCE_OP_RC_SEND_ONLY_IMM :
+				      EROCE_OP_RC_SEND_FIRST;
+		return last ? EROCE_OP_RC_SEND_LAST_IMM :
+			      EROCE_OP_RC_SEND_MIDDLE;
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		if (first)
+			return last ? EROCE_OP_RC_SEND_ONLY_INV :
+				      EROCE_OP_RC_SEND_FIRST;
+		return last ? EROCE_OP_RC_SEND_LAST_INV :
+			      EROCE_OP_RC_SEND_MIDDLE;
+	case IB_UVERBS_WR_RDMA_WRITE:
+		if (first)
+			return last ? EROCE_OP_RC_WRITE_ONLY :
+				      EROCE_OP_RC_WRITE_FIRST;
+		return last ? EROCE_OP_RC_WRITE_LAST :
+			      EROCE_OP_RC_WRITE_MIDDLE;
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		if (first)
+			return last ? EROCE_OP_RC_WRITE_ONLY_IMM :
+				      EROCE_OP_RC_WRITE_FIRST;
+		return last ? EROCE_OP_RC_WRITE_LAST_IMM :
+			      EROCE_OP_RC_WRITE_MIDDLE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return EROCE_OP_RC_READ_REQUEST;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return EROCE_OP_RC_CMP_SWAP;
+	default:
+		return EROCE_OP_RC_FETCH_ADD;
+	}
+}
+
+/* payload bytes [off, off + len) of @w into @buf */
+static int eroce_req_copy_payload(struct eroce_qp *qp, struct eroce_swqe *w,
+				  u32 off, void *buf, u32 len)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	const struct eroce_send_wqe *wqe = w->wqe;
+	struct eroce_sge_iter it;
+	int err;
+
+	if (wqe->send_flags & EROCE_SEND_INLINE) {
+		memcpy(buf, (const u8 *)(wqe + 1) + off, len);
+		return 0;
+	}
+	eroce_sge_iter_init(&it, eroce_wqe_sges(wqe), wqe->num_sge);
+	err = eroce_sge_skip(&it, off);
+	if (err)
+		return err;
+	return eroce_sge_copy(&edev->res, qp->ibqp.pd, &it, buf, len, false);
+}
+
+static u16 eroce_qp_sport(struct eroce_qp *qp, u32 dqpn, u32 flow_label)
+{
+	return rdma_get_udp_sport(flow_label, qp->ibqp.qp_num, dqpn);
+}
+
+/* send the next packet of the entry at req->cur; 0 or an errno */
+static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	const struct eroce_send_wqe *wqe = w->wqe;
+	struct eroce_req *req = &qp->eng.req;
+	const struct eroce_opcode_info *info;
+	u32 mtu = eroce_qp_mtu(qp);
+	u32 off = req->cur_offset;
+	u32 paylen = 0, npkts = 1;
+	bool first = !off, last = true;
+	struct sk_buff *skb;
+	struct eroce_bth *bth;
+	u8 opcode;
+	int err;
+
+	if (!eroce_wqe_is_rd_atomic(wqe)) {
+		paylen = min(mtu, w->length - off);
+		last = off + paylen == w->length;
+	} else if (wqe->opcode == IB_UVERBS_WR_RDMA_READ) {
+		npkts = max_t(u32, 1, DIV_ROUND_UP(w->length - off, mtu));
+	}
+	if (!w->psn_valid) {
+		/* first transmission: this entry's PSN range */
+		u32 total = eroce_wqe_is_atomic(wqe) ? 1 :
+			    max_t(u32, 1, DIV_ROUND_UP(w->length, mtu));
+
+		w->first_psn = req->psn;
+		w->last_psn = eroce_psn_add(req->psn, total - 1);
+		w->resp_psn = req->psn;
+		w->psn_valid = true;
+	}
+
+	opcode = eroce_req_opcode(wqe, first, last);
+	info = eroce_opcode_info(opcode);
+	skb = eroce_pkt_alloc(opcode, paylen);
+	if (!skb)
+		return -ENOMEM;
+	bth = eroce_pkt_bth(skb);
+	eroce_bth_set_qpn(bth, READ_ONCE(qp->attrs.dest_qp_num));
+	eroce_bth_set_psn(bth, req->psn);
+	if (last && (wqe->send_flags & EROCE_SEND_SOLICITED))
+		eroce_bth_set_se(bth, true);
+	if (last || ++req->since_ackreq >= EROCE_ACKREQ_EVERY) {
+		eroce_bth_set_ackreq(bth, true);
+		req->since_ackreq = 0;
+	}
+
+	if (info->flags & EROCE_OPF_RETH) {
+		struct eroce_reth *reth = eroce_hdr(info, bth, EROCE_HDR_RETH);
+
+		if (wqe->opcode == IB_UVERBS_WR_RDMA_READ)
+			eroce_reth_init(reth, wqe->wr.rdma.remote_addr + off,
+					wqe->wr.rdma.rkey, w->length - off);
+		else
+			eroce_reth_init(reth, wqe->wr.rdma.remote_addr,
+					wqe->wr.rdma.rkey, w->length);
+	}
+	if (info->flags & EROCE_OPF_IMMDT) {
+		struct eroce_immdt *imm = eroce_hdr(info, bth, EROCE_HDR_IMMDT);
+
+		imm->imm = (__force __be32)wqe->ex;
+	}
+	if (info->flags & EROCE_OPF_IETH)
+		eroce_ieth_init(eroce_hdr(info, bth, EROCE_HDR_IETH), wqe->ex);
+	if (info->flags & EROCE_OPF_ATMETH) {
+		eroce_atmeth_init(eroce_hdr(info, bth, EROCE_HDR_ATMETH),
+				  wqe->wr.atomic.remote_addr,
+				  wqe->wr.atomic.rkey,
+				  wqe->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ?
+				  wqe->wr.atomic.swap :
+				  wqe->wr.atomic.compare_add,
+				  wqe->wr.atomic.compare_add);
+	}
+	if (paylen) {
+		err = eroce_req_copy_payload(qp, w, off, eroce_pkt_payload(skb),
+					     paylen);
+		if (err) {
+			kfree_skb(skb);
+			return err;
+		}
+	}
+
+	if (eroce_wqe_is_rd_atomic(wqe)) {
+		req->rd_atomic++;
+		req->cur_offset = w->length;
+		req->psn = eroce_psn_add(req->psn, npkts);
+	} else {
+		req->cur_offset += paylen;
+		req->psn = eroce_psn_add(req->psn, 1);
+	}
+	if (req->cur_offset >= w->length) {
+		req->cur++;
+		req->cur_offset = 0;
+	}
+
+	eroce_pkt_xmit(edev, &qp->attrs.av,
+		       eroce_qp_sport(qp, READ_ONCE(qp->attrs.dest_qp_num),
+				      qp->attrs.av.flow_label), skb);
+	return 0;
+}
+
+/* a UD or GSI entry is one packet, complete once it is sent */
+static int eroce_req_send_ud(struct eroce_qp *qp, struct eroce_swqe *w)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	const struct eroce_send_wqe *wqe = w->wqe;
+	struct eroce_req *req = &qp->eng.req;
+	const struct eroce_opcode_info *info;
+	struct eroce_bth *bth;
+	struct sk_buff *skb;
+	struct eroce_ah *ah;
+	u32 qkey;
+	u8 opcode;
+	int err;
+
+	ah = eroce_ah_get(&edev->res, wqe->wr.ud.ah_num);
+	if (!ah || ah->ibah.pd != qp->ibqp.pd) {
+		err = -EINVAL;
+		goto out_put_ah;
+	}
+
+	opcode = wqe->opcode == IB_UVERBS_WR_SEND_WITH_IMM ?
+		 EROCE_OP_UD_SEND_ONLY_IMM : EROCE_OP_UD_SEND_ONLY;
+	info = eroce_opcode_info(opcode);
+	skb = eroce_pkt_alloc(opcode, w->length);
+	if (!skb) {
+		err = -ENOMEM;
+		goto out_put_ah;
+	}
+	bth = eroce_pkt_bth(skb);
+	eroce_bth_set_qpn(bth, wqe->wr.ud.remote_qpn);
+	eroce_bth_set_psn(bth, req->psn);
+	req->psn = eroce_psn_add(req->psn, 1);
+	if (wqe->send_flags & EROCE_SEND_SOLICITED)
+		eroce_bth_set_se(bth, true);
+	/* IBA 10.2.5: a Q_Key with the high bit set means the QP's own */
+	qkey = wqe->wr.ud.remote_qkey;
+	if (qkey & 0x80000000 && qp->ibqp.qp_type != IB_QPT_GSI)
+		qkey = READ_ONCE(qp->attrs.qkey);
+	eroce_deth_init(eroce_hdr(info, bth, EROCE_HDR_DETH), qkey,
+			qp->ibqp.qp_num);
+	if (info->flags & EROCE_OPF_IMMDT) {
+		struct eroce_immdt *imm = eroce_hdr(info, bth, EROCE_HDR_IMMDT);
+
+		imm->imm = (__force __be32)wqe->ex;
+	}
+	if (w->length) {
+		err = eroce_req_copy_payload(qp, w, 0, eroce_pkt_payload(skb),
+					     w->length);
+		if (err) {
+			kfree_skb(skb);
+			goto out_put_ah;
+		}
+	}
+	eroce_pkt_xmit(edev, &ah->av,
+		       eroce_qp_sport(qp, wqe->wr.ud.remote_qpn,
+				      ah->av.flow_label), skb);
+	err = 0;
+out_put_ah:
+	if (ah)
+		eroce_ah_put(ah);
+	return err;
+}
+
+static enum ib_wc_status eroce_req_errno_status(int err)
+{
+	switch (err) {
+	case -EACCES:
+	case -EFAULT:
+		return IB_WC_LOC_PROT_ERR;
+	case -ENOSPC:
+		return IB_WC_LOC_LEN_ERR;
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+}
+
+/*
+ * Run the requester for one batch.  Returns true when it stopped with
+ * work left (the caller requeues it).
+ */
+bool eroce_req_run(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+	enum ib_qp_state state = eroce_qp_state(qp);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	int budget = EROCE_REQ_BUDGET;
+	int err;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+		return false;
+
+	eroce_ring_flags_clear(&qp->sq, EROCE_RING_NEED_DOORBELL);
+	while (budget--) {
+		struct eroce_swqe *w;
+
+		if (req->rnr_wait)
+			return false;
+		if (req->cur == req->head) {
+			if (state == IB_QPS_SQD)
+				return false;
+			err = eroce_req_fetch(qp);
+			if (err == -ENOENT) {
+				/* idle: ask for a doorbell, then look again */
+				eroce_ring_flags_set(&qp->sq,
+						     EROCE_RING_NEED_DOORBELL);
+				smp_mb__after_atomic();
+				if (smp_load_acquire(&qp->sq.ctrl->producer) ==
+				    req->head)
+					return false;
+				eroce_ring_flags_clear(&qp->sq,
+						       EROCE_RING_NEED_DOORBELL);
+				continue;
+			}
+			if (err == -EPROTO) {
+				eroce_qp_fatal(qp);
+				return false;
+			}
+			if (err) {
+				/* a malformed entry fails on its own */
+				if (req->tail == req->cur) {
+					eroce_req_complete_tail(qp,
+						IB_WC_LOC_QP_OP_ERR);
+					eroce_qp_fatal(qp);
+					return false;
+				}
+				req->head--;
+				return false;
+			}
+		}
+
+		w = eroce_req_swqe(qp, req->cur);
+		if (!rc) {
+			err = eroce_req_send_ud(qp, w);
+			req->cur++;
+			/* UD completes in order once sent */
+			while (req->tail != req->cur)
+				eroce_req_complete_tail(qp, err ?
+					eroce_req_errno_status(err) :
+					IB_WC_SUCCESS);
+			continue;
+		}
+
+		/* flow control: outstanding packets, reads, fences */
+		if (eroce_psn_diff(req->psn, req->una_psn) >=
+		    EROCE_MAX_INFLIGHT_PKTS)
+			return false;
+		if (eroce_wqe_is_rd_atomic(w->wqe) && !req->cur_offset &&
+		    req->rd_atomic >= max_t(u32, 1, qp->attrs.max_rd_atomic))
+			return false;
+		if ((w->wqe->send_flags & EROCE_SEND_FENCE) && req->rd_atomic &&
+		    !req->cur_offset)
+			return false;
+
+		err = eroce_req_send_rc(qp, w);
+		if (err == -ENOMEM)
+			return true;
+		if (err) {
+			/* a local protection or length error: the QP fails */
+			while (req->tail != req->cur)
+				eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
+			eroce_req_complete_tail(qp, eroce_req_errno_status(err));
+			eroce_qp_fatal(qp);
+			return false;
+		}
+		if (!req->timer_armed)
+			eroce_req_progress(qp);
+	}
+	return true;
+}
+
+/*
+ * Retransmit timer (softirq).  An RNR delay ends by resending; a timeout
+ * resends everything unacknowledged until retry_cnt runs out.
+ */
+enum hrtimer_restart eroce_req_timer(struct hrtimer *timer)
+{
+	struct eroce_req *req = container_of(timer, struct eroce_req, timer);
+	struct eroce_qp_engine *eng = container_of(req, struct eroce_qp_engine,
+						   req);
+	struct eroce_qp *qp = container_of(eng, struct eroce_qp, eng);
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	bool kick = false;
+
+	spin_lock_bh(&eng->lock);
+	req->timer_armed = false;
+	if (eroce_qp_state(qp) != IB_QPS_RTS && eroce_qp_state(qp) != IB_QPS_SQD)
+		goto out_unlock;
+	if (req->rnr_wait) {
+		req->rnr_wait = false;
+		kick = true;
+		goto out_unlock;
+	}
+	if (req->una_psn == req->psn && req->tail == req->cur)
+		goto out_unlock;
+
+	eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_TIMEOUTS);
+	if (!req->retry_left) {
+		eroce_stat_inc(edev, EROCE_CNT_RETRY_EXCEEDED);
+		eroce_req_complete_tail(qp, IB_WC_RETRY_EXC_ERR);
+		eroce_qp_fatal(qp);
+		goto out_unlock;
+	}
+	req->retry_left--;
+	eroce_req_rewind(qp, req->una_psn);
+	kick = true;
+out_unlock:
+	spin_unlock_bh(&eng->lock);
+	if (kick)
+		eroce_qp_kick(qp);
+	return HRTIMER_NORESTART;
+}

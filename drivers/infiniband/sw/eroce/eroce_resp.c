@@ -1,0 +1,776 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce_resp.c - the responder: request packets into memory, receive
+ * completions and ACK/NAK/read/atomic responses.
+ *
+ * Requests are processed in PSN order.  A request ahead of the expected
+ * PSN draws one sequence NAK (until the expected PSN arrives); one behind
+ * it is a duplicate: SEND and WRITE are acknowledged again, READ is
+ * executed again from the MR, an atomic is answered from the replay
+ * cache and never executed twice.  A SEND (or WRITE with immediate) that
+ * finds no receive WQE draws an RNR NAK.  Remote access violations and
+ * malformed requests draw the matching NAK and move the QP to the error
+ * state.  Every address and length from the network is checked against
+ * the MR before any byte moves.
+ *
+ * Read responses can be many packets; they are sent by the QP's work item
+ * from a queue of owed responses, and while that queue is not empty every
+ * other response (ACK, NAK, atomic ACK) joins it, so responses always
+ * leave in PSN order.
+ *
+ * Context: receive softirq (eroce_resp_rcv) and the QP's work item
+ * (eroce_resp_run_reads).  Locks: the caller holds qp->eng.lock; the RQ or
+ * SRQ consumer_lock and the CQ producer lock nest inside it.
+ */
+#include <linux/log2.h>
+
+#include "eroce.h"
+#include "eroce_mem.h"
+#include "eroce_opcode.h"
+#include "eroce_psn.h"
+#include "eroce_xmit.h"
+
+#define EROCE_GRH_BYTES	40
+
+static u32 eroce_resp_mtu(struct eroce_qp *qp)
+{
+	return ib_mtu_enum_to_int(READ_ONCE(qp->attrs.path_mtu));
+}
+
+static u16 eroce_resp_sport(struct eroce_qp *qp)
+{
+	return rdma_get_udp_sport(qp->attrs.av.flow_label, qp->ibqp.qp_num,
+				  READ_ONCE(qp->attrs.dest_qp_num));
+}
+
+static struct sk_buff *eroce_resp_pkt(struct eroce_qp *qp, u8 opcode,
+				      u32 psn, u32 paylen)
+{
+	struct sk_buff *skb = eroce_pkt_alloc(opcode, paylen);
+
+	if (skb) {
+		eroce_bth_set_qpn(eroce_pkt_bth(skb),
+				  READ_ONCE(qp->attrs.dest_qp_num));
+		eroce_bth_set_psn(eroce_pkt_bth(skb), psn);
+	}
+	return skb;
+}
+
+static void eroce_resp_xmit(struct eroce_qp *qp, struct sk_buff *skb)
+{
+	eroce_pkt_xmit(to_eroce_dev(qp->ibqp.device), &qp->attrs.av,
+		       eroce_resp_sport(qp), skb);
+}
+
+static void eroce_resp_send_ack_now(struct eroce_qp *qp, u8 syn, u32 psn,
+				    u32 msn)
+{
+	const struct eroce_opcode_info *info =
+		eroce_opcode_info(EROCE_OP_RC_ACK);
+	struct sk_buff *skb = eroce_resp_pkt(qp, EROCE_OP_RC_ACK, psn, 0);
+
+	if (!skb)
+		return;
+	eroce_aeth_init(eroce_hdr(info, eroce_pkt_bth(skb), EROCE_HDR_AETH),
+			syn, msn);
+	eroce_resp_xmit(qp, skb);
+}
+
+static void eroce_resp_send_atomic_ack_now(struct eroce_qp *qp, u32 psn,
+					   u32 msn, u64 orig)
+{
+	const struct eroce_opcode_info *info =
+		eroce_opcode_info(EROCE_OP_RC_ATOMIC_ACK);
+	struct sk_buff *skb = eroce_resp_pkt(qp, EROCE_OP_RC_ATOMIC_ACK, psn, 0);
+	struct eroce_bth *bth;
+
+	if (!skb)
+		return;
+	bth = eroce_pkt_bth(skb);
+	eroce_aeth_init(eroce_hdr(info, bth, EROCE_HDR_AETH),
+			eroce_syn_ack(EROCE_AETH_CREDIT_INVALID), msn);
+	eroce_atmack_init(eroce_hdr(info, bth, EROCE_HDR_ATMACK), orig);
+	eroce_resp_xmit(qp, skb);
+}
+
+static bool eroce_rsp_queue_empty(const struct eroce_resp *resp)
+{
+	return resp->rsp_head == resp->rsp_tail;
+}
+
+static struct eroce_rsp *eroce_rsp_queue_add(struct eroce_qp *qp)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	struct eroce_rsp *rsp;
+
+	if (resp->rsp_head - resp->rsp_tail >= EROCE_RSP_QUEUE)
+		return NULL;
+	rsp = &resp->rsp[resp->rsp_head & (EROCE_RSP_QUEUE - 1)];
+	memset(rsp, 0, sizeof(*rsp));
+	resp->rsp_head++;
+	return rsp;
+}
+
+/* ACK or NAK now, or behind the read responses still owed */
+static void eroce_resp_ack(struct eroce_qp *qp, u8 syn, u32 psn)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	struct eroce_rsp *rsp;
+
+	if (eroce_rsp_queue_empty(resp)) {
+		eroce_resp_send_ack_now(qp, syn, psn, resp->msn);
+		return;
+	}
+	/* coalesce with a queued plain ACK */
+	rsp = &resp->rsp[(resp->rsp_head - 1) & (EROCE_RSP_QUEUE - 1)];
+	if (rsp->type != EROCE_RSP_ACK ||
+	    eroce_syn_type(rsp->syn) != EROCE_SYN_ACK ||
+	    eroce_syn_type(syn) != EROCE_SYN_ACK) {
+		rsp = eroce_rsp_queue_add(qp);
+		if (!rsp)
+			return;		/* the requester retries */
+	}
+	rsp->type = EROCE_RSP_ACK;
+	rsp->syn = syn;
+	rsp->first_psn = psn;
+	rsp->msn = resp->msn;
+}
+
+static void eroce_resp_nak(struct eroce_qp *qp, struct eroce_rx *pkt,
+			   enum eroce_nak_code code, enum eroce_counter cnt)
+{
+	eroce_stat_inc(pkt->edev, cnt);
+	net_dbg_ratelimited("eroce: QP %u: NAK %d for %s PSN %u\n",
+			    qp->ibqp.qp_num, code,
+			    eroce_opcode_name(pkt->opcode), pkt->psn);
+	eroce_resp_ack(qp, eroce_syn_nak(code), pkt->psn);
+}
+
+/* a fatal request error: NAK it, and the QP goes to the error state */
+static void eroce_resp_fatal(struct eroce_qp *qp, struct eroce_rx *pkt,
+			     enum eroce_nak_code code, enum eroce_counter cnt,
+			     enum ib_wc_status status)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+
+	eroce_resp_nak(qp, pkt, code, cnt);
+	if (resp->have_rwqe) {
+		const struct eroce_recv_wqe *rwqe = resp->rwqe;
+		struct eroce_cqe cqe = {
+			.wr_id = rwqe->wr_id,
+			.status = status,
+			.opcode = IB_WC_RECV,
+			.qp_num = qp->ibqp.qp_num,
+		};
+
+		resp->have_rwqe = false;
+		eroce_cq_post(to_eroce_cq(qp->ibqp.recv_cq), &cqe, false);
+	}
+	eroce_qp_fatal(qp);
+}
+
+/* copy the next receive WQE out of the RQ or SRQ */
+static int eroce_resp_fetch_rwqe(struct eroce_qp *qp)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	struct eroce_srq *srq = qp->ibqp.srq ? to_eroce_srq(qp->ibqp.srq) :
+					       NULL;
+	struct eroce_ring *ring = srq ? &srq->ring : &qp->rq;
+	u32 max_sge = srq ? srq->max_sge : qp->rq_max_sge;
+	const struct eroce_recv_wqe *rwqe = resp->rwqe;
+	unsigned long flags;
+	int err;
+
+	spin_lock_irqsave(&ring->consumer_lock, flags);
+	err = eroce_ring_consume_copy(ring, resp->rwqe, resp->rwqe_size);
+	if (!err) {
+		eroce_ring_consume_commit(ring);
+		if (srq)
+			eroce_srq_check_limit(srq);
+	}
+	spin_unlock_irqrestore(&ring->consumer_lock, flags);
+	if (err)
+		return err;
+
+	resp->have_rwqe = true;
+	resp->rcv_len = 0;
+	if (rwqe->num_sge > max_sge ||
+	    sizeof(*rwqe) + rwqe->num_sge * sizeof(struct eroce_sge) >
+	    resp->rwqe_size)
+		return -EINVAL;
+	return 0;
+}
+
+/* payload into the receive WQE's buffers, after what it already holds */
+static int eroce_resp_fill_rwqe(struct eroce_qp *qp, void *buf, u32 len)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	struct eroce_resp *resp = &qp->eng.resp;
+	const struct eroce_recv_wqe *rwqe = resp->rwqe;
+	struct eroce_sge_iter it;
+	int err;
+
+	eroce_sge_iter_init(&it, (const struct eroce_sge *)(rwqe + 1),
+			    rwqe->num_sge);
+	err = eroce_sge_skip(&it, resp->rcv_len);
+	if (!err)
+		err = eroce_sge_copy(&edev->res, qp->ibqp.pd, &it, buf, len,
+				     true);
+	if (!err)
+		resp->rcv_len += len;
+	return err;
+}
+
+static void eroce_resp_complete_rwqe(struct eroce_qp *qp,
+				     struct eroce_rx *pkt, u8 opcode,
+				     u32 byte_len, u32 src_qp, u8 wc_flags)
+{
+	const struct eroce_opcode_info *info = pkt->info;
+	struct eroce_resp *resp = &qp->eng.resp;
+	const struct eroce_recv_wqe *rwqe = resp->rwqe;
+	struct eroce_cqe cqe = {
+		.wr_id = rwqe->wr_id,
+		.status = IB_WC_SUCCESS,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.qp_num = qp->ibqp.qp_num,
+		.src_qp = src_qp,
+		.wc_flags = wc_flags,
+	};
+
+	if (info->flags & EROCE_OPF_IMMDT) {
+		const struct eroce_immdt *imm = eroce_hdr(info, pkt->bth,
+							  EROCE_HDR_IMMDT);
+
+		cqe.ex = (__force u32)imm->imm;
+		cqe.wc_flags |= EROCE_WC_WITH_IMM;
+	} else if (info->flags & EROCE_OPF_IETH) {
+		cqe.ex = eroce_ieth_rkey(eroce_hdr(info, pkt->bth,
+						   EROCE_HDR_IETH));
+		cqe.wc_flags |= EROCE_WC_WITH_INV;
+	}
+	resp->have_rwqe = false;
+	eroce_cq_post(to_eroce_cq(qp->ibqp.recv_cq), &cqe,
+		      eroce_bth_se(pkt->bth));
+}
+
+/* look up and check the MR a RETH or AtomicETH names */
+static struct eroce_mr *eroce_resp_mr(struct eroce_qp *qp, u32 rkey, u64 va,
+				      u64 len, int access)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	struct eroce_mr *mr;
+
+	if (!(READ_ONCE(qp->attrs.access_flags) & access))
+		return NULL;
+	mr = eroce_mr_get(&edev->res, rkey);
+	if (!mr)
+		return NULL;
+	if (mr->ibmr.pd != qp->ibqp.pd || !(mr->access & access) ||
+	    !eroce_mr_range_ok(mr, va, len)) {
+		eroce_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+/* the opcode must continue the message in progress, or start one */
+static bool eroce_resp_sequence_ok(struct eroce_resp *resp, u32 flags)
+{
+	u32 kind = flags & (EROCE_OPF_SEND | EROCE_OPF_WRITE);
+
+	if (resp->in_msg)
+		return !(flags & EROCE_OPF_START) && kind == resp->in_msg;
+	return !!(flags & EROCE_OPF_START) || !kind;
+}
+
+static void eroce_resp_message_done(struct eroce_qp *qp)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+
+	resp->in_msg = 0;
+	resp->msn = (resp->msn + 1) & EROCE_AETH_MSN;
+}
+
+/* SEND packets; returns false when the packet must not advance the PSN */
+static bool eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	u32 flags = pkt->info->flags;
+	int err;
+
+	if (flags & EROCE_OPF_START) {
+		err = eroce_resp_fetch_rwqe(qp);
+		if (err == -ENOENT) {
+			eroce_stat_inc(pkt->edev, EROCE_CNT_RNR_NAK_SENT);
+			eroce_resp_ack(qp, eroce_syn_rnr_nak(READ_ONCE(
+					qp->attrs.min_rnr_timer)), pkt->psn);
+			return false;
+		}
+		if (err) {
+			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_OP_ERR,
+					 EROCE_CNT_INVALID_NAK_SENT,
+					 IB_WC_LOC_QP_OP_ERR);
+			return false;
+		}
+		resp->in_msg = EROCE_OPF_SEND;
+	}
+	if (!(flags & EROCE_OPF_END) &&
+	    pkt->paylen != eroce_resp_mtu(qp)) {
+		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
+				 EROCE_CNT_INVALID_NAK_SENT,
+				 IB_WC_REM_INV_REQ_ERR);
+		return false;
+	}
+	err = eroce_resp_fill_rwqe(qp, pkt->payload, pkt->paylen);
+	if (err) {
+		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
+				 EROCE_CNT_INVALID_NAK_SENT,
+				 err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
+						  IB_WC_LOC_PROT_ERR);
+		return false;
+	}
+	if (flags & EROCE_OPF_END) {
+		eroce_resp_complete_rwqe(qp, pkt, IB_WC_RECV, resp->rcv_len,
+					 READ_ONCE(qp->attrs.dest_qp_num), 0);
+		eroce_resp_message_done(qp);
+	}
+	return true;
+}
+
+static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	u32 flags = pkt->info->flags;
+	int err;
+
+	/* a WRITE with immediate needs its receive WQE before any data */
+	if ((flags & EROCE_OPF_END) && (flags & EROCE_OPF_RWQE) &&
+	    !resp->have_rwqe) {
+		err = eroce_resp_fetch_rwqe(qp);
+		if (err == -ENOENT) {
+			eroce_stat_inc(pkt->edev, EROCE_CNT_RNR_NAK_SENT);
+			eroce_resp_ack(qp, eroce_syn_rnr_nak(READ_ONCE(
+					qp->attrs.min_rnr_timer)), pkt->psn);
+			return false;
+		}
+		if (err) {
+			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_OP_ERR,
+					 EROCE_CNT_INVALID_NAK_SENT,
+					 IB_WC_LOC_QP_OP_ERR);
+			return false;
+		}
+	}
+
+	if (flags & EROCE_OPF_START) {
+		const struct eroce_reth *reth = eroce_hdr(pkt->info, pkt->bth,
+							  EROCE_HDR_RETH);
+		u32 len = eroce_reth_len(reth);
+
+		resp->wr_va = eroce_reth_va(reth);
+		resp->wr_len = len;
+		resp->wr_left = len;
+		resp->wr_mr = NULL;
+		if (len) {
+			resp->wr_mr = eroce_resp_mr(qp, eroce_reth_rkey(reth),
+						    resp->wr_va, len,
+						    IB_ACCESS_REMOTE_WRITE);
+			if (!resp->wr_mr) {
+				eroce_resp_fatal(qp, pkt,
+						 EROCE_NAK_REM_ACCESS_ERR,
+						 EROCE_CNT_ACCESS_NAK_SENT,
+						 IB_WC_REM_ACCESS_ERR);
+				return false;
+			}
+		}
+		resp->in_msg = EROCE_OPF_WRITE;
+	}
+
+	if (pkt->paylen > resp->wr_left ||
+	    (!(flags & EROCE_OPF_END) && pkt->paylen != eroce_resp_mtu(qp)) ||
+	    ((flags & EROCE_OPF_END) && pkt->paylen != resp->wr_left)) {
+		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
+				 EROCE_CNT_INVALID_NAK_SENT,
+				 IB_WC_REM_INV_REQ_ERR);
+		return false;
+	}
+	if (pkt->paylen) {
+		err = eroce_mr_copy(resp->wr_mr, resp->wr_va, pkt->payload,
+				    pkt->paylen, true);
+		if (err) {
+			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_ACCESS_ERR,
+					 EROCE_CNT_ACCESS_NAK_SENT,
+					 IB_WC_REM_ACCESS_ERR);
+			return false;
+		}
+		resp->wr_va += pkt->paylen;
+		resp->wr_left -= pkt->paylen;
+	}
+
+	if (flags & EROCE_OPF_END) {
+		if (resp->wr_mr) {
+			eroce_mr_put(resp->wr_mr);
+			resp->wr_mr = NULL;
+		}
+		if (flags & EROCE_OPF_RWQE)
+			eroce_resp_complete_rwqe(qp, pkt,
+						 IB_WC_RECV_RDMA_WITH_IMM,
+						 resp->wr_len,
+						 READ_ONCE(qp->attrs.dest_qp_num),
+						 0);
+		eroce_resp_message_done(qp);
+	}
+	return true;
+}
+
+/* queue the responses to a (possibly repeated) READ request */
+static int eroce_resp_read(struct eroce_qp *qp, struct eroce_rx *pkt,
+			   bool duplicate)
+{
+	const struct eroce_reth *reth = eroce_hdr(pkt->info, pkt->bth,
+						  EROCE_HDR_RETH);
+	u32 len = eroce_reth_len(reth);
+	u64 va = eroce_reth_va(reth);
+	struct eroce_mr *mr = NULL;
+	struct eroce_rsp *rsp;
+
+	if (len > EROCE_MAX_MSG_SIZE)
+		return -EINVAL;
+	if (len) {
+		mr = eroce_resp_mr(qp, eroce_reth_rkey(reth), va, len,
+				   IB_ACCESS_REMOTE_READ);
+		if (!mr)
+			return -EACCES;
+	}
+	rsp = eroce_rsp_queue_add(qp);
+	if (!rsp) {
+		if (mr)
+			eroce_mr_put(mr);
+		return -EBUSY;
+	}
+	rsp->type = EROCE_RSP_READ;
+	rsp->first_psn = pkt->psn;
+	rsp->npkts = max_t(u32, 1, DIV_ROUND_UP(len, eroce_resp_mtu(qp)));
+	rsp->va = va;
+	rsp->length = len;
+	rsp->mr = mr;
+	if (!duplicate)
+		eroce_resp_message_done(qp);
+	rsp->msn = qp->eng.resp.msn;
+	eroce_qp_kick(qp);
+	return 0;
+}
+
+static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	const struct eroce_atmeth *atm = eroce_hdr(pkt->info, pkt->bth,
+						   EROCE_HDR_ATMETH);
+	struct eroce_resp *resp = &qp->eng.resp;
+	struct eroce_atomic_res *res;
+	struct eroce_mr *mr;
+	u64 va = eroce_atmeth_va(atm);
+	u64 orig;
+	int err;
+
+	if (va & 7)
+		return -EINVAL;
+	mr = eroce_resp_mr(qp, eroce_atmeth_rkey(atm), va, sizeof(u64),
+			   IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr)
+		return -EACCES;
+	err = eroce_mr_atomic(mr, va, pkt->opcode == EROCE_OP_RC_CMP_SWAP,
+			      eroce_atmeth_compare(atm),
+			      eroce_atmeth_swap_add(atm), &orig);
+	eroce_mr_put(mr);
+	if (err)
+		return -EACCES;
+
+	res = &resp->atomic[resp->atomic_next++ % EROCE_ATOMIC_REPLAY];
+	res->psn = pkt->psn;
+	res->orig = orig;
+	res->valid = true;
+	eroce_resp_message_done(qp);
+
+	if (eroce_rsp_queue_empty(resp)) {
+		eroce_resp_send_atomic_ack_now(qp, pkt->psn, resp->msn, orig);
+	} else {
+		struct eroce_rsp *rsp = eroce_rsp_queue_add(qp);
+
+		if (rsp) {
+			rsp->type = EROCE_RSP_ATOMIC;
+			rsp->first_psn = pkt->psn;
+			rsp->msn = resp->msn;
+			rsp->orig = orig;
+		}
+	}
+	return 0;
+}
+
+static void eroce_resp_duplicate(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	u32 flags = pkt->info->flags;
+	int i;
+
+	eroce_stat_inc(pkt->edev, EROCE_CNT_DUP_REQUESTS);
+	if (flags & EROCE_OPF_READ) {
+		eroce_resp_read(qp, pkt, true);
+		return;
+	}
+	if (flags & EROCE_OPF_ATOMIC) {
+		for (i = 0; i < EROCE_ATOMIC_REPLAY; i++) {
+			struct eroce_atomic_res *res = &resp->atomic[i];
+
+			if (res->valid && res->psn == pkt->psn) {
+				eroce_resp_send_atomic_ack_now(qp, pkt->psn,
+							       resp->msn,
+							       res->orig);
+				return;
+			}
+		}
+		return;
+	}
+	/* SEND or WRITE seen before: acknowledge all we have */
+	eroce_resp_ack(qp, eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
+		       eroce_psn_add(resp->epsn, EROCE_PSN_MASK));
+}
+
+static void eroce_resp_rc(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	u32 flags = pkt->info->flags;
+	s32 diff = eroce_psn_diff(pkt->psn, resp->epsn);
+	u32 npsn = 1;
+	int err;
+
+	if (diff > 0) {
+		if (!resp->nak_sent) {
+			resp->nak_sent = true;
+			eroce_stat_inc(pkt->edev, EROCE_CNT_SEQ_NAK_SENT);
+			eroce_resp_ack(qp, eroce_syn_nak(EROCE_NAK_PSN_SEQ_ERR),
+				       resp->epsn);
+		}
+		return;
+	}
+	if (diff < 0) {
+		eroce_resp_duplicate(qp, pkt);
+		return;
+	}
+
+	if (!eroce_resp_sequence_ok(resp, flags)) {
+		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
+				 EROCE_CNT_INVALID_NAK_SENT,
+				 IB_WC_REM_INV_REQ_ERR);
+		return;
+	}
+
+	if (flags & EROCE_OPF_SEND) {
+		if (!eroce_resp_send(qp, pkt))
+			return;
+	} else if (flags & EROCE_OPF_WRITE) {
+		if (!eroce_resp_write(qp, pkt))
+			return;
+	} else if (flags & EROCE_OPF_READ) {
+		err = eroce_resp_read(qp, pkt, false);
+		if (err == -EBUSY)
+			return;		/* out of responder resources */
+		if (err) {
+			eroce_resp_fatal(qp, pkt, err == -EACCES ?
+					 EROCE_NAK_REM_ACCESS_ERR :
+					 EROCE_NAK_INVALID_REQ,
+					 EROCE_CNT_ACCESS_NAK_SENT,
+					 IB_WC_REM_ACCESS_ERR);
+			return;
+		}
+		npsn = resp->rsp[(resp->rsp_head - 1) &
+				 (EROCE_RSP_QUEUE - 1)].npkts;
+	} else if (flags & EROCE_OPF_ATOMIC) {
+		err = eroce_resp_atomic(qp, pkt);
+		if (err) {
+			eroce_resp_fatal(qp, pkt, err == -EACCES ?
+					 EROCE_NAK_REM_ACCESS_ERR :
+					 EROCE_NAK_INVALID_REQ,
+					 EROCE_CNT_ACCESS_NAK_SENT,
+					 IB_WC_REM_ACCESS_ERR);
+			return;
+		}
+	}
+
+	resp->epsn = eroce_psn_add(resp->epsn, npsn);
+	resp->nak_sent = false;
+	if (eroce_bth_ackreq(pkt->bth) &&
+	    !(flags & (EROCE_OPF_READ | EROCE_OPF_ATOMIC)))
+		eroce_resp_ack(qp, eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
+			       pkt->psn);
+}
+
+/* UD and GSI: one packet, one receive WQE, the GRH in front */
+static void eroce_resp_ud(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	const struct eroce_deth *deth = eroce_hdr(pkt->info, pkt->bth,
+						  EROCE_HDR_DETH);
+	struct eroce_resp *resp = &qp->eng.resp;
+	u8 grh[EROCE_GRH_BYTES] = {};
+	struct sk_buff *skb = pkt->skb;
+	int err;
+
+	if (eroce_deth_qkey(deth) != READ_ONCE(qp->attrs.qkey)) {
+		eroce_stat_inc(pkt->edev, EROCE_CNT_DROP_BAD_QKEY);
+		net_dbg_ratelimited("eroce: QP %u: bad Q_Key %#x\n",
+				    qp->ibqp.qp_num, eroce_deth_qkey(deth));
+		return;
+	}
+
+	err = eroce_resp_fetch_rwqe(qp);
+	if (err) {
+		resp->have_rwqe = false;
+		eroce_stat_inc(pkt->edev, EROCE_CNT_DROP_NO_RECV_WQE);
+		net_dbg_ratelimited("eroce: QP %u: no receive WQE\n",
+				    qp->ibqp.qp_num);
+		return;
+	}
+
+	/* RoCEv2: the IP header stands in for the GRH (IPv4 right-aligned) */
+	if (ip_hdr(skb)->version == 4)
+		memcpy(grh + EROCE_GRH_BYTES - sizeof(struct iphdr),
+		       skb_network_header(skb), sizeof(struct iphdr));
+	else
+		memcpy(grh, skb_network_header(skb), EROCE_GRH_BYTES);
+
+	err = eroce_resp_fill_rwqe(qp, grh, sizeof(grh));
+	if (!err)
+		err = eroce_resp_fill_rwqe(qp, pkt->payload, pkt->paylen);
+	if (err) {
+		const struct eroce_recv_wqe *rwqe = resp->rwqe;
+		struct eroce_cqe cqe = {
+			.wr_id = rwqe->wr_id,
+			.status = err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
+						   IB_WC_LOC_PROT_ERR,
+			.opcode = IB_WC_RECV,
+			.qp_num = qp->ibqp.qp_num,
+		};
+
+		resp->have_rwqe = false;
+		eroce_cq_post(to_eroce_cq(qp->ibqp.recv_cq), &cqe, false);
+		return;
+	}
+	eroce_resp_complete_rwqe(qp, pkt, IB_WC_RECV, resp->rcv_len,
+				 eroce_deth_sqp(deth), EROCE_WC_GRH);
+}
+
+/**
+ * eroce_resp_rcv() - handle a request packet
+ * @qp: the QP, in a state that receives (checked by the caller)
+ * @pkt: the validated packet
+ */
+void eroce_resp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	lockdep_assert_held(&qp->eng.lock);
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		eroce_resp_rc(qp, pkt);
+	else
+		eroce_resp_ud(qp, pkt);
+}
+
+static bool eroce_resp_send_read_pkt(struct eroce_qp *qp,
+				     struct eroce_rsp *rsp)
+{
+	u32 mtu = eroce_resp_mtu(qp);
+	u32 off = rsp->sent * mtu;
+	u32 paylen = min(mtu, rsp->length - off);
+	const struct eroce_opcode_info *info;
+	struct sk_buff *skb;
+	u8 opcode;
+
+	if (rsp->npkts == 1)
+		opcode = EROCE_OP_RC_READ_RESPONSE_ONLY;
+	else if (!rsp->sent)
+		opcode = EROCE_OP_RC_READ_RESPONSE_FIRST;
+	else if (rsp->sent == rsp->npkts - 1)
+		opcode = EROCE_OP_RC_READ_RESPONSE_LAST;
+	else
+		opcode = EROCE_OP_RC_READ_RESPONSE_MIDDLE;
+
+	skb = eroce_resp_pkt(qp, opcode, eroce_psn_add(rsp->first_psn,
+						       rsp->sent), paylen);
+	if (!skb)
+		return false;
+	info = eroce_opcode_info(opcode);
+	if (info->flags & EROCE_OPF_AETH)
+		eroce_aeth_init(eroce_hdr(info, eroce_pkt_bth(skb),
+					  EROCE_HDR_AETH),
+				eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
+				rsp->msn);
+	if (paylen && eroce_mr_copy(rsp->mr, rsp->va + off,
+				    eroce_pkt_payload(skb), paylen, false)) {
+		kfree_skb(skb);
+		return false;
+	}
+	eroce_resp_xmit(qp, skb);
+	rsp->sent++;
+	return true;
+}
+
+/*
+ * Send owed responses in order, up to a budget.  Returns true when some
+ * are left.  Context: the QP's work item.
+ */
+bool eroce_resp_run_reads(struct eroce_qp *qp)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	int budget = EROCE_REQ_BUDGET;
+
+	lockdep_assert_held(&qp->eng.lock);
+	while (!eroce_rsp_queue_empty(resp)) {
+		struct eroce_rsp *rsp =
+			&resp->rsp[resp->rsp_tail & (EROCE_RSP_QUEUE - 1)];
+
+		switch (rsp->type) {
+		case EROCE_RSP_READ:
+			while (rsp->sent < rsp->npkts) {
+				if (budget-- <= 0 ||
+				    !eroce_resp_send_read_pkt(qp, rsp))
+					return true;
+			}
+			if (rsp->mr)
+				eroce_mr_put(rsp->mr);
+			break;
+		case EROCE_RSP_ATOMIC:
+			eroce_resp_send_atomic_ack_now(qp, rsp->first_psn,
+						       rsp->msn, rsp->orig);
+			break;
+		default:
+			eroce_resp_send_ack_now(qp, rsp->syn, rsp->first_psn,
+						rsp->msn);
+			break;
+		}
+		rsp->mr = NULL;
+		resp->rsp_tail++;
+	}
+	return false;
+}
+
+/* forget every message in progress and every owed response */
+void eroce_resp_reset(struct eroce_qp *qp)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+
+	lockdep_assert_held(&qp->eng.lock);
+	while (!eroce_rsp_queue_empty(resp)) {
+		struct eroce_rsp *rsp =
+			&resp->rsp[resp->rsp_tail & (EROCE_RSP_QUEUE - 1)];
+
+		if (rsp->type == EROCE_RSP_READ && rsp->mr)
+			eroce_mr_put(rsp->mr);
+		rsp->mr = NULL;
+		resp->rsp_tail++;
+	}
+	if (resp->wr_mr) {
+		eroce_mr_put(resp->wr_mr);
+		resp->wr_mr = NULL;
+	}
+	resp->in_msg = 0;
+	resp->have_rwqe = false;
+	resp->nak_sent = false;
+	memset(resp->atomic, 0, sizeof(resp->atomic));
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce: ring buffers shared with userspace, and their mmap entries.
+ *
+ * Owns the ring memory and its rdma_user_mmap_entry.  init/publish/free run
+ * in process context; the produce/consume helpers run in any context and
+ * need the ring's producer_lock or consumer_lock (taken by the caller, so
+ * that a batch of slots is handled under one lock).  The flag helpers are
+ * lockless atomic read-modify-writes on ctrl->flags.
+ *
+ * Memory ordering is the ABI's: a slot is written before the producer index
+ * is store-released, and read only after the producer index is
+ * load-acquired; a consumer index is store-released after the slot has been
+ * copied out.
+ */
+#include <linux/vmalloc.h>
+#include <linux/slab.h>
+#include <linux/log2.h>
+#include <linux/lockdep.h>
+
+#include "eroce.h"
+
+int eroce_ring_init(struct eroce_ring *ring, u32 num_slots, u32 slot_size,
+		    bool user)
+{
+	size_t size;
+
+	if (!is_power_of_2(num_slots) || !is_power_of_2(slot_size))
+		return -EINVAL;
+
+	size = PAGE_ALIGN(EROCE_RING_DATA_OFFSET +
+			  (size_t)num_slots * slot_size);
+	ring->ctrl = user ? vmalloc_user(size) : vzalloc(size);
+	if (!ring->ctrl)
+		return -ENOMEM;
+
+	ring->data = (void *)ring->ctrl + EROCE_RING_DATA_OFFSET;
+	ring->num_slots = num_slots;
+	ring->slot_size = slot_size;
+	ring->size = size;
+	ring->user = user;
+	ring->mentry = NULL;
+	spin_lock_init(&ring->producer_lock);
+	ring->producer = 0;
+	spin_lock_init(&ring->consumer_lock);
+	ring->consumer = 0;
+	return 0;
+}
+
+/*
+ * Make a user ring mappable: after this, the mmap entry owns the buffer and
+ * frees it in mmap_free once the entry is removed and no mmap() is using it.
+ */
+int eroce_ring_publish(struct eroce_ring *ring, struct ib_ucontext *uctx,
+		       struct eroce_ring_info *info)
+{
+	struct eroce_mmap_entry *entry;
+	int err;
+
+	if (WARN_ON(!ring->user))
+		return -EINVAL;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return -ENOMEM;
+
+	entry->vaddr = ring->ctrl;
+	err = rdma_user_mmap_entry_insert(uctx, &entry->rdma_entry, ring->size);
+	if (err) {
+		kfree(entry);
+		return err;
+	}
+	ring->mentry = entry;
+
+	memset(info, 0, sizeof(*info));
+	info->mmap_offset = rdma_user_mmap_get_offset(&entry->rdma_entry);
+	info->mmap_size = ring->size;
+	info->num_slots = ring->num_slots;
+	info->slot_size = ring->slot_size;
+	return 0;
+}
+
+/*
+ * The caller has stopped using the ring.  A published buffer goes away with
+ * its mmap entry; pages a process still maps stay alive through the page
+ * references remap_vmalloc_range() took.
+ */
+void eroce_ring_free(struct eroce_ring *ring)
+{
+	if (!ring->ctrl)
+		return;
+
+	if (ring->mentry)
+		rdma_user_mmap_entry_remove(&ring->mentry->rdma_entry);
+	else
+		vfree(ring->ctrl);
+
+	ring->mentry = NULL;
+	ring->ctrl = NULL;
+	ring->data = NULL;
+}
+
+void eroce_mmap_entry_free(struct rdma_user_mmap_entry *rdma_entry)
+{
+	struct eroce_mmap_entry *entry =
+		container_of(rdma_entry, struct eroce_mmap_entry, rdma_entry);
+
+	vfree(entry->vaddr);
+	kfree(entry);
+}
+
+/*
+ * The next free slot, or NULL when the ring is full.  A consumer index the
+ * other side moved past the producer makes the ring look full: the kernel
+ * never overwrites a slot it cannot prove was consumed.
+ */
+void *eroce_ring_produce_slot(struct eroce_ring *ring)
+{
+	u32 cons;
+
+	lockdep_assert_held(&ring->producer_lock);
+
+	/* pairs with the consumer's release: its slot reads are done */
+	cons = smp_load_acquire(&ring->ctrl->consumer);
+	if (ring->producer - cons >= ring->num_slots)
+		return NULL;
+
+	return eroce_ring_slot(ring, ring->producer);
+}
+
+/* publish the slot eroce_ring_produce_slot() returned */
+void eroce_ring_produce_commit(struct eroce_ring *ring)
+{
+	lockdep_assert_held(&ring->producer_lock);
+
+	ring->producer++;
+	/* the slot's contents before the index that publishes it */
+	smp_store_release(&ring->ctrl->producer, ring->producer);
+}
+
+/*
+ * Copy the oldest entry (at most @len bytes) into @dst.  Returns 0, -ENOENT
+ * when the ring is empty, or -EPROTO when the producer index is impossible
+ * (more than num_slots entries).  The slot stays owned by the kernel until
+ * eroce_ring_consume_commit().
+ */
+int eroce_ring_consume_copy(struct eroce_ring *ring, void *dst, size_t len)
+{
+	u32 prod, n;
+
+	lockdep_assert_held(&ring->consumer_lock);
+
+	/* pairs with the producer's release: slot reads come after */
+	prod = smp_load_acquire(&ring->ctrl->producer);
+	n = prod - ring->consumer;
+	if (!n)
+		return -ENOENT;
+	if (n > ring->num_slots)
+		return -EPROTO;
+
+	memcpy(dst, eroce_ring_slot(ring, ring->consumer),
+	       min_t(size_t, len, ring->slot_size));
+	return 0;
+}
+
+void eroce_ring_consume_commit(struct eroce_ring *ring)
+{
+	lockdep_assert_held(&ring->consumer_lock);
+
+	ring->consumer++;
+	/* the slot is copied out before it is handed back */
+	smp_store_release(&ring->ctrl->consumer, ring->consumer);
+}
+
+/* drop every entry the producer has published (QP reset) */
+void eroce_ring_consume_discard(struct eroce_ring *ring)
+{
+	lockdep_assert_held(&ring->consumer_lock);
+
+	/* nothing is read from the dropped slots: plain index moves */
+	ring->consumer = smp_load_acquire(&ring->ctrl->producer);
+	/* hand the slots back */
+	smp_store_release(&ring->ctrl->consumer, ring->consumer);
+}
+
+/*
+ * Entries published and not yet consumed, as seen from the ctrl block; a
+ * snapshot, capped at num_slots for rings the other side corrupted.
+ */
+u32 eroce_ring_pending(struct eroce_ring *ring)
+{
+	u32 prod, cons;
+
+	/* both indices as their owners published them */
+	prod = smp_load_acquire(&ring->ctrl->producer);
+	/* as above */
+	cons = smp_load_acquire(&ring->ctrl->consumer);
+
+	return min(prod - cons, ring->num_slots);
+}
+
+/* atomically OR @bits into ctrl->flags; returns the old flags */
+u32 eroce_ring_flags_set(struct eroce_ring *ring, u32 bits)
+{
+	u32 old = READ_ONCE(ring->ctrl->flags);
+
+	while (!try_cmpxchg(&ring->ctrl->flags, &old, old | bits))
+		;
+	return old;
+}
+
+/* atomically clear @bits in ctrl->flags; returns the old flags */
+u32 eroce_ring_flags_clear(struct eroce_ring *ring, u32 bits)
+{
+	u32 old = READ_ONCE(ring->ctrl->flags);
+
+	while (!try_cmpxchg(&ring->ctrl->flags, &old, old & ~bits))
+		;
+	return old;
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce_task.c - per-QP engine life cycle and scheduling.
+ *
+ * Each QP has one work item on the eroce workqueue.  It runs the
+ * requester (SQ entries into packets) and the responder's owed responses
+ * (read responses), a budget at a time, and requeues itself while work is
+ * left, so one busy QP cannot starve the others or the CPU.  Packets are
+ * received in softirq and handled there directly (eroce_recv.c); the
+ * retransmit timer is a softirq hrtimer.  No tasklets.
+ *
+ * Context: process context for init/fini/modify; eroce_qp_kick() and
+ * eroce_qp_fatal() from any context.  Locks: qp->eng.lock (bottom halves
+ * off) around every engine run; qp->state_lock nests inside it.
+ */
+#include <linux/log2.h>
+
+#include "eroce.h"
+
+static struct workqueue_struct *eroce_wq;
+
+int eroce_wq_init(void)
+{
+	eroce_wq = alloc_workqueue("eroce", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return eroce_wq ? 0 : -ENOMEM;
+}
+
+void eroce_wq_exit(void)
+{
+	destroy_workqueue(eroce_wq);
+}
+
+/* let the QP's work item run (again); any context */
+void eroce_qp_kick(struct eroce_qp *qp)
+{
+	if (!READ_ONCE(qp->eng.dead))
+		queue_work(eroce_wq, &qp->eng.work);
+}
+
+/* realign the requester with the SQ after a flush or discard */
+static void eroce_req_resync(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+	unsigned long flags;
+
+	lockdep_assert_held(&qp->eng.lock);
+	spin_lock_irqsave(&qp->sq.consumer_lock, flags);
+	req->tail = qp->sq.consumer;
+	spin_unlock_irqrestore(&qp->sq.consumer_lock, flags);
+	req->head = req->tail;
+	req->cur = req->tail;
+	req->cur_offset = 0;
+	req->rd_atomic = 0;
+	req->rnr_wait = false;
+}
+
+/*
+ * An engine hit an error the QP cannot survive: the QP moves to ERR,
+ * outstanding work completes with a flush error (the rings' leftovers
+ * from the work item, outside the engine lock).
+ */
+void eroce_qp_fatal(struct eroce_qp *qp)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&qp->eng.lock);
+	spin_lock_irqsave(&qp->state_lock, flags);
+	WRITE_ONCE(qp->attrs.state, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	eroce_req_flush(qp);
+	eroce_resp_reset(qp);
+	qp->eng.flush_pending = true;
+	eroce_qp_kick(qp);
+}
+
+static void eroce_qp_work(struct work_struct *work)
+{
+	struct eroce_qp_engine *eng = container_of(work, struct eroce_qp_engine,
+						   work);
+	struct eroce_qp *qp = container_of(eng, struct eroce_qp, eng);
+	bool more;
+
+	spin_lock_bh(&eng->lock);
+	if (eng->dead) {
+		spin_unlock_bh(&eng->lock);
+		return;
+	}
+	if (eng->flush_pending) {
+		eng->flush_pending = false;
+		spin_unlock_bh(&eng->lock);
+		eroce_qp_flush(qp);
+		spin_lock_bh(&eng->lock);
+		eroce_req_resync(qp);
+	}
+	more = eroce_resp_run_reads(qp);
+	more |= eroce_req_run(qp);
+	spin_unlock_bh(&eng->lock);
+
+	if (more)
+		eroce_qp_kick(qp);
+}
+
+/**
+ * eroce_qp_engine_init() - set up the transport state of a new QP
+ * @qp: the QP; its SQ and RQ rings exist, @srq is its SRQ or NULL
+ * @srq: the shared receive queue
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq)
+{
+	struct eroce_qp_engine *eng = &qp->eng;
+	u32 slots = qp->sq.num_slots;
+
+	spin_lock_init(&eng->lock);
+	INIT_WORK(&eng->work, eroce_qp_work);
+	hrtimer_init(&eng->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	eng->req.timer.function = eroce_req_timer;
+
+	eng->req.swqe = kvcalloc(slots, sizeof(*eng->req.swqe), GFP_KERNEL);
+	eng->req.copies = kvmalloc_array(slots, qp->sq.slot_size, GFP_KERNEL);
+	eng->resp.rwqe_size = srq ? srq->ring.slot_size : qp->rq.slot_size;
+	eng->resp.rwqe = kmalloc(eng->resp.rwqe_size, GFP_KERNEL);
+	eng->resp.rsp = kcalloc(EROCE_RSP_QUEUE, sizeof(*eng->resp.rsp),
+				GFP_KERNEL);
+	if (!eng->req.swqe || !eng->req.copies || !eng->resp.rwqe ||
+	    !eng->resp.rsp) {
+		eroce_qp_engine_free(qp);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void eroce_qp_engine_free(struct eroce_qp *qp)
+{
+	struct eroce_qp_engine *eng = &qp->eng;
+
+	kvfree(eng->req.swqe);
+	kvfree(eng->req.copies);
+	kfree(eng->resp.rwqe);
+	kfree(eng->resp.rsp);
+	eng->req.swqe = NULL;
+	eng->req.copies = NULL;
+	eng->resp.rwqe = NULL;
+	eng->resp.rsp = NULL;
+}
+
+/* the QP is unreachable (no lookups, no references): stop and free */
+void eroce_qp_engine_fini(struct eroce_qp *qp)
+{
+	struct eroce_qp_engine *eng = &qp->eng;
+
+	spin_lock_bh(&eng->lock);
+	WRITE_ONCE(eng->dead, true);
+	spin_unlock_bh(&eng->lock);
+
+	cancel_work_sync(&eng->work);
+	hrtimer_cancel(&eng->req.timer);
+
+	spin_lock_bh(&eng->lock);
+	eroce_resp_reset(qp);
+	spin_unlock_bh(&eng->lock);
+	eroce_qp_engine_free(qp);
+}
+
+/**
+ * eroce_qp_engine_modify() - follow a QP state change
+ * @qp: the QP
+ * @cur: the state before
+ * @next: the state after (already stored)
+ *
+ * Context: process context (modify_qp), no locks held.
+ */
+void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
+			    enum ib_qp_state next)
+{
+	struct eroce_qp_engine *eng = &qp->eng;
+	struct eroce_req *req = &eng->req;
+	struct eroce_resp *resp = &eng->resp;
+
+	if (next == IB_QPS_ERR && cur != IB_QPS_ERR) {
+		spin_lock_bh(&eng->lock);
+		eroce_req_flush(qp);
+		eroce_resp_reset(qp);
+		spin_unlock_bh(&eng->lock);
+		eroce_qp_flush(qp);
+		spin_lock_bh(&eng->lock);
+		eroce_req_resync(qp);
+		spin_unlock_bh(&eng->lock);
+		return;
+	}
+
+	spin_lock_bh(&eng->lock);
+	if (next == IB_QPS_RESET) {
+		hrtimer_try_to_cancel(&req->timer);
+		req->timer_armed = false;
+		eroce_resp_reset(qp);
+		eroce_req_resync(qp);
+	}
+	if (next == IB_QPS_RTR && cur != IB_QPS_RTR) {
+		resp->epsn = READ_ONCE(qp->attrs.rq_psn);
+		resp->msn = 0;
+		resp->nak_sent = false;
+	}
+	if (next == IB_QPS_RTS && cur != IB_QPS_RTS && cur != IB_QPS_SQD) {
+		req->psn = READ_ONCE(qp->attrs.sq_psn);
+		req->una_psn = req->psn;
+		req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
+		req->rnr_retry_left = READ_ONCE(qp->attrs.rnr_retry);
+		req->since_ackreq = 0;
+	}
+	spin_unlock_bh(&eng->lock);
+
+	if (next == IB_QPS_RTS)
+		eroce_qp_kick(qp);
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce: the verbs ops table, the per-device object bookkeeping (struct
+ * eroce_res) and the reference count every looked-up object carries.
+ *
+ * Contexts: eroce_res_init/fini run in process context at device setup and
+ * teardown; eroce_obj_get/put run in any context; eroce_obj_drain sleeps
+ * unless told it may not.  No locks of its own: the xarrays lock
+ * themselves, the object counters are atomics.
+ */
+#include "eroce.h"
+
+const struct ib_device_ops eroce_verbs_ops = {
+	.alloc_ucontext = eroce_alloc_ucontext,
+	.dealloc_ucontext = eroce_dealloc_ucontext,
+	.mmap = eroce_mmap,
+	.mmap_free = eroce_mmap_free,
+	.disassociate_ucontext = eroce_disassociate_ucontext,
+
+	.alloc_pd = eroce_alloc_pd,
+	.dealloc_pd = eroce_dealloc_pd,
+
+	.create_ah = eroce_create_ah,
+	.create_user_ah = eroce_create_ah,
+	.query_ah = eroce_query_ah,
+	.destroy_ah = eroce_destroy_ah,
+
+	.get_dma_mr = eroce_get_dma_mr,
+	.reg_user_mr = eroce_reg_user_mr,
+	.dereg_mr = eroce_dereg_mr,
+
+	.create_cq = eroce_create_cq,
+	.destroy_cq = eroce_destroy_cq,
+	.poll_cq = eroce_poll_cq,
+	.req_notify_cq = eroce_req_notify_cq,
+
+	.create_srq = eroce_create_srq,
+	.modify_srq = eroce_modify_srq,
+	.query_srq = eroce_query_srq,
+	.destroy_srq = eroce_destroy_srq,
+	.post_srq_recv = eroce_post_srq_recv,
+
+	.create_qp = eroce_create_qp,
+	.modify_qp = eroce_modify_qp,
+	.query_qp = eroce_query_qp,
+	.destroy_qp = eroce_destroy_qp,
+	.post_send = eroce_post_send,
+	.post_recv = eroce_post_recv,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, eroce_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, eroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, eroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, eroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, eroce_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, eroce_ucontext, ibuc),
+};
+
+void eroce_res_init(struct eroce_res *res)
+{
+	atomic_set(&res->num_pd, 0);
+	atomic_set(&res->num_ah, 0);
+	atomic_set(&res->num_cq, 0);
+	atomic_set(&res->num_srq, 0);
+	atomic_set(&res->num_qp, 0);
+	atomic_set(&res->num_mr, 0);
+
+	xa_init_flags(&res->qp_xa, XA_FLAGS_ALLOC);
+	res->next_qpn = EROCE_FIRST_QPN;
+	xa_init_flags(&res->mr_xa, XA_FLAGS_ALLOC1);
+	res->next_mr = 1;
+	xa_init_flags(&res->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	res->next_ah = 1;
+}
+
+/* every object is gone: ib_core destroyed them before dealloc_driver */
+void eroce_res_fini(struct eroce_res *res)
+{
+	WARN_ON(!xa_empty(&res->qp_xa));
+	WARN_ON(!xa_empty(&res->mr_xa));
+	WARN_ON(!xa_empty(&res->ah_xa));
+	WARN_ON(atomic_read(&res->num_pd) || atomic_read(&res->num_ah) ||
+		atomic_read(&res->num_cq) || atomic_read(&res->num_srq) ||
+		atomic_read(&res->num_qp) || atomic_read(&res->num_mr));
+
+	xa_destroy(&res->qp_xa);
+	xa_destroy(&res->mr_xa);
+	xa_destroy(&res->ah_xa);
+}
+
+/* count one more object against a device limit */
+int eroce_res_count_get(atomic_t *count, int max)
+{
+	return atomic_add_unless(count, 1, max) ? 0 : -ENOMEM;
+}
+
+void eroce_obj_init(struct eroce_obj *obj)
+{
+	kref_init(&obj->ref);
+	init_completion(&obj->released);
+}
+
+/* take a reference on an object found by a lookup; false if it is dying */
+bool eroce_obj_get(struct eroce_obj *obj)
+{
+	return kref_get_unless_zero(&obj->ref);
+}
+
+static void eroce_obj_release(struct kref *ref)
+{
+	struct eroce_obj *obj = container_of(ref, struct eroce_obj, ref);
+
+	complete(&obj->released);
+}
+
+void eroce_obj_put(struct eroce_obj *obj)
+{
+	kref_put(&obj->ref, eroce_obj_release);
+}
+
+/*
+ * Drop the initial reference and wait until every user has dropped its
+ * own.  The object must already be unreachable by lookups.  Without
+ * @sleepable (AHs destroyed in atomic context) the wait spins: engines hold
+ * their references only while they copy what they need.
+ */
+void eroce_obj_drain(struct eroce_obj *obj, bool sleepable)
+{
+	eroce_obj_put(obj);
+
+	if (sleepable) {
+		wait_for_completion(&obj->released);
+		return;
+	}
+
+	while (!completion_done(&obj->released))
+		cpu_relax();
+}

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * eroce: verbs objects (ucontext, PD, AH, MR, CQ, SRQ, QP).
+ *
+ * Lifetime: ib_core allocates and frees every object but the MR; the
+ * objects the engines look up by number (QP by QPN, MR by key, AH by
+ * number) sit in an xarray of struct eroce_res and carry a struct eroce_obj:
+ * a kref whose last put completes a completion.  A lookup takes a reference
+ * with kref_get_unless_zero(); destroy removes the object from its xarray,
+ * drops the initial reference and waits for the completion, so no engine
+ * still uses the object when ib_core frees it.  CQs and SRQs are reached
+ * only through a QP, which ib_core's use counts keep from outliving them.
+ */
+#ifndef EROCE_VERBS_H
+#define EROCE_VERBS_H
+
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/if_ether.h>
+#include <linux/kref.h>
+#include <linux/rcupdate.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_umem.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/eroce-abi.h>
+
+#include "eroce_engine.h"
+#include "eroce_psn.h"
+#include "eroce_ring.h"
+
+/* QPNs below this are reserved (QP0/QP1); QPNs are 24 bits */
+#define EROCE_FIRST_QPN		16
+#define EROCE_QPN_MASK		0xffffff
+#define EROCE_GSI_QPN		1
+
+/* MR keys are (index << 8) | key byte */
+#define EROCE_MR_INDEX_MAX	0xffffff
+#define EROCE_AH_NUM_MAX	0xffffff
+
+/* the verbs objects of one device */
+struct eroce_res {
+	atomic_t num_pd;
+	atomic_t num_ah;
+	atomic_t num_cq;
+	atomic_t num_srq;
+	atomic_t num_qp;
+	atomic_t num_mr;
+
+	/*
+	 * QPN -> struct eroce_qp (NULL while the QP is unpublished, i.e.
+	 * still in its first RESET).  Lookups run under RCU; writers take
+	 * the xa_lock; next_qpn is guarded by the xa_lock.
+	 */
+	struct xarray qp_xa;
+	u32 next_qpn;
+
+	/* MR index -> struct eroce_mr; RCU lookups (MRs are kfree_rcu'd) */
+	struct xarray mr_xa;
+	u32 next_mr;
+
+	/*
+	 * AH number -> struct eroce_ah; lookups and writers take the
+	 * xa_lock with interrupts off (AHs come and go in atomic context).
+	 */
+	struct xarray ah_xa;
+	u32 next_ah;
+};
+
+/* reference count of an object the engines look up */
+struct eroce_obj {
+	struct kref ref;
+	struct completion released;	/* the last reference is gone */
+};
+
+struct eroce_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct eroce_pd {
+	struct ib_pd ibpd;
+};
+
+/* address vector: where a UD WQE or a connected QP sends to */
+struct eroce_av {
+	const struct ib_gid_attr *sgid_attr;	/* reference held */
+	union ib_gid dgid;
+	u8 dmac[ETH_ALEN];
+	u8 sgid_index;
+	u8 sl;
+	u8 traffic_class;
+	u8 hop_limit;
+	u8 static_rate;
+	u32 flow_label;
+	enum rdma_network_type network_type;	/* RDMA_NETWORK_IPV4/IPV6 */
+};
+
+struct eroce_ah {
+	struct ib_ah ibah;
+	struct eroce_obj obj;
+	u32 num;
+	struct eroce_av av;
+};
+
+enum eroce_mr_type {
+	EROCE_MR_DMA,		/* all of kernel memory, kernel PDs only */
+	EROCE_MR_USER,		/* pinned user memory */
+};
+
+struct eroce_mr {
+	struct ib_mr ibmr;
+	struct eroce_obj obj;
+	struct rcu_head rcu;
+	enum eroce_mr_type type;
+	int access;		/* enum ib_access_flags */
+	u32 index;
+	u64 iova;
+	u64 length;
+	struct ib_umem *umem;
+	/* the pinned pages; iova maps to pages[0] + page_offset */
+	struct page **pages;
+	unsigned long npages;
+	unsigned int page_offset;
+};
+
+struct eroce_cq {
+	struct ib_cq ibcq;
+	bool user;
+	struct eroce_ring ring;
+	/* IB_EVENT_CQ_ERR raised once; guarded by ring.producer_lock */
+	bool overflowed;
+};
+
+struct eroce_srq {
+	struct ib_srq ibsrq;
+	bool user;
+	u32 max_sge;
+	struct eroce_ring ring;
+	/* armed limit, 0 when disarmed; guarded by ring.consumer_lock */
+	u32 limit;
+};
+
+/* attributes set by modify_qp, all guarded by eroce_qp.state_lock */
+struct eroce_qp_attrs {
+	enum ib_qp_state state;
+	enum ib_mtu path_mtu;
+	enum ib_mig_state path_mig_state;
+	u32 qkey;
+	u32 rq_psn;
+	u32 sq_psn;
+	u32 dest_qp_num;
+	int access_flags;
+	u16 pkey_index;
+	u8 port_num;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	u8 min_rnr_timer;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 en_sqd_async_notify;
+	bool av_valid;
+	struct eroce_av av;
+};
+
+struct eroce_qp {
+	struct ib_qp ibqp;
+	struct eroce_obj obj;
+	bool user;
+	bool published;		/* in eroce_res.qp_xa; set under state_lock */
+	bool sig_all;		/* IB_SIGNAL_ALL_WR */
+
+	struct eroce_ring sq;
+	u32 sq_max_sge;
+	u32 sq_max_inline;
+
+	struct eroce_ring rq;	/* rq.ctrl is NULL when the QP has an SRQ */
+	u32 rq_max_sge;
+
+	/* guards attrs (and published) against modify/query and engines */
+	spinlock_t state_lock;
+	struct eroce_qp_attrs attrs;
+
+	struct eroce_qp_engine eng;	/* transport state, own lock */
+};
+
+static inline struct eroce_ucontext *to_eroce_uctx(struct ib_ucontext *ibuc)
+{
+	return container_of(ibuc, struct eroce_ucontext, ibuc);
+}
+
+static inline struct eroce_pd *to_eroce_pd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct eroce_pd, ibpd);
+}
+
+static inline struct eroce_ah *to_eroce_ah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct eroce_ah, ibah);
+}
+
+static inline struct eroce_mr *to_eroce_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct eroce_mr, ibmr);
+}
+
+static inline struct eroce_cq *to_eroce_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct eroce_cq, ibcq);
+}
+
+static inline struct eroce_srq *to_eroce_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct eroce_srq, ibsrq);
+}
+
+static inline struct eroce_qp *to_eroce_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct eroce_qp, ibqp);
+}
+
+/*
+ * A message length the device accepts.  EROCE_MAX_MSG_SIZE (1 << 31, from
+ * eroce.h, which includes this header first) is an int enumerator, i.e.
+ * INT_MIN: compare against its u32 value.
+ */
+#define eroce_msg_len_ok(len)	((u64)(len) <= (u32)EROCE_MAX_MSG_SIZE)
+
+/* the state an engine acts on; a snapshot, modify_qp may change it */
+static inline enum ib_qp_state eroce_qp_state(const struct eroce_qp *qp)
+{
+	return READ_ONCE(qp->attrs.state);
+}
+
+/* eroce_verbs.c */
+extern const struct ib_device_ops eroce_verbs_ops;
+void eroce_res_init(struct eroce_res *res);
+void eroce_res_fini(struct eroce_res *res);
+int eroce_res_count_get(atomic_t *count, int max);
+void eroce_obj_init(struct eroce_obj *obj);
+bool eroce_obj_get(struct eroce_obj *obj);
+void eroce_obj_put(struct eroce_obj *obj);
+void eroce_obj_drain(struct eroce_obj *obj, bool sleepable);
+
+/* eroce_ucontext.c */
+int eroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void eroce_dealloc_ucontext(struct ib_ucontext *ibuc);
+int eroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void eroce_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+void eroce_disassociate_ucontext(struct ib_ucontext *ibuc);
+
+/* eroce_pd.c */
+int eroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int eroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* eroce_ah.c */
+int eroce_av_from_attr(struct eroce_av *av, const struct rdma_ah_attr *attr);
+void eroce_av_to_attr(const struct eroce_av *av, struct rdma_ah_attr *attr);
+void eroce_av_release(struct eroce_av *av);
+int eroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		    struct ib_udata *udata);
+int eroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int eroce_destroy_ah(struct ib_ah *ibah, u32 flags);
+struct eroce_ah *eroce_ah_get(struct eroce_res *res, u32 num);
+void eroce_ah_put(struct eroce_ah *ah);
+
+/* eroce_mr.c */
+struct ib_mr *eroce_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *eroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+int eroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct eroce_mr *eroce_mr_get(struct eroce_res *res, u32 key);
+void eroce_mr_put(struct eroce_mr *mr);
+
+/* eroce_cq.c */
+int eroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata);
+int eroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int eroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int eroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int eroce_cq_post(struct eroce_cq *cq, const struct eroce_cqe *cqe,
+		  bool solicited);
+
+/* eroce_srq.c */
+int eroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int eroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int eroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int eroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int eroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+void eroce_srq_check_limit(struct eroce_srq *srq);
+int eroce_recv_wqe_build(void *slot, u32 max_sge, const struct ib_recv_wr *wr);
+
+/* eroce_qp.c */
+int eroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int eroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int eroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int eroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int eroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int eroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+struct eroce_qp *eroce_qp_get(struct eroce_res *res, u32 qpn);
+void eroce_qp_put(struct eroce_qp *qp);
+void eroce_qp_set_error(struct eroce_qp *qp);
+void eroce_qp_flush(struct eroce_qp *qp);
+
+#endif /* EROCE_VERBS_H */

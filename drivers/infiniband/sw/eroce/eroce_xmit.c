@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce_xmit.c - RoCEv2 packets out: allocation, IP/UDP encapsulation,
+ * ICRC, route lookup and transmit.
+ *
+ * The engines allocate a packet with eroce_pkt_alloc() (the skb holds the
+ * BTH, the extension headers, the payload, the pad and room for the ICRC,
+ * with headroom for UDP, IP and the link layer), fill it, and hand it to
+ * eroce_pkt_xmit(), which prepends UDP and IPv4 or IPv6 headers for the
+ * path in the address vector, computes the ICRC over the finished headers
+ * and sends it through the IP stack of the egress netdev's namespace, so
+ * the namespace's routes, neighbours, netfilter and qdiscs apply.  The
+ * egress netdev is the one of the source GID (a VLAN device for a VLAN
+ * GID).  UDP checksums are zero, as RoCEv2 allows; the ICRC protects the
+ * payload.
+ *
+ * Context: process context or softirq, bottom halves off.  Locks: none;
+ * RCU for the GID attribute's netdev.
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <net/udp.h>
+#include <rdma/ib_cache.h>
+
+#include "eroce.h"
+#include "eroce_icrc.h"
+#include "eroce_opcode.h"
+#include "eroce_xmit.h"
+
+#define EROCE_TX_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
+				 sizeof(struct udphdr))
+
+/**
+ * eroce_pkt_alloc() - allocate a packet for one opcode
+ * @opcode: a valid RoCEv2 opcode
+ * @paylen: payload bytes the caller will copy to eroce_pkt_payload()
+ *
+ * The BTH is initialised (opcode, pad count, default P_Key), the
+ * extension headers and the pad are zeroed; the caller sets QPN, PSN and
+ * flags.  Context: any, atomic allocation.
+ * Return: the packet, skb->data at the BTH, or NULL.
+ */
+struct sk_buff *eroce_pkt_alloc(u8 opcode, u32 paylen)
+{
+	const struct eroce_opcode_info *info = eroce_opcode_info(opcode);
+	u32 pad = (4 - (paylen & 3)) & 3;
+	struct sk_buff *skb;
+	u8 *data;
+
+	if (WARN_ON_ONCE(!info))
+		return NULL;
+
+	skb = alloc_skb(EROCE_TX_HEADROOM + info->hdr_len + paylen + pad +
+			EROCE_ICRC_BYTES, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, EROCE_TX_HEADROOM);
+	data = skb_put(skb, info->hdr_len + paylen + pad + EROCE_ICRC_BYTES);
+	memset(data, 0, info->hdr_len);
+	memset(data + info->hdr_len + paylen, 0, pad + EROCE_ICRC_BYTES);
+	eroce_bth_init((struct eroce_bth *)data, opcode, EROCE_DEFAULT_PKEY,
+		       0, 0);
+	eroce_bth_set_pad((struct eroce_bth *)data, pad);
+	return skb;
+}
+
+/* the payload area of a packet from eroce_pkt_alloc() */
+void *eroce_pkt_payload(struct sk_buff *skb)
+{
+	const struct eroce_bth *bth = eroce_pkt_bth(skb);
+
+	return skb->data + eroce_opcode_info(bth->opcode)->hdr_len;
+}
+
+static void eroce_push_udp(struct sk_buff *skb, u16 sport)
+{
+	struct udphdr *uh;
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(sport);
+	uh->dest = htons(EROCE_ROCEV2_UDP_PORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+}
+
+/* ICRC over the finished IP packet, into its last four bytes */
+static int eroce_pkt_seal(struct sk_buff *skb)
+{
+	__le32 icrc;
+	int err;
+
+	err = eroce_icrc_linear(skb_network_header(skb),
+				skb->len - EROCE_ICRC_BYTES, &icrc);
+	if (err)
+		return err;
+	memcpy(skb_tail_pointer(skb) - EROCE_ICRC_BYTES, &icrc,
+	       EROCE_ICRC_BYTES);
+	return 0;
+}
+
+static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
+		       const struct eroce_av *av, u16 sport,
+		       struct sk_buff *skb)
+{
+	const struct ib_gid_attr *sattr = av->sgid_attr;
+	struct net *net = dev_net(ndev);
+	struct flowi4 fl4 = {};
+	struct rtable *rt;
+	struct iphdr *iph;
+	int err;
+
+	fl4.flowi4_oif = ndev->ifindex;
+	memcpy(&fl4.saddr, &sattr->gid.raw[12], sizeof(fl4.saddr));
+	memcpy(&fl4.daddr, &av->dgid.raw[12], sizeof(fl4.daddr));
+	fl4.flowi4_tos = RT_TOS(av->traffic_class);
+	fl4.flowi4_proto = IPPROTO_UDP;
+	rt = ip_route_output_key(net, &fl4);
+	if (IS_ERR(rt)) {
+		kfree_skb(skb);
+		return PTR_ERR(rt);
+	}
+
+	eroce_push_udp(skb, sport);
+	iph = skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = av->traffic_class;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = ip4_dst_hoplimit(&rt->dst);
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = fl4.saddr;
+	iph->daddr = fl4.daddr;
+	skb_dst_set(skb, &rt->dst);
+	ip_select_ident(net, skb, NULL);
+	ip_send_check(iph);
+
+	err = eroce_pkt_seal(skb);
+	if (err) {
+		kfree_skb(skb);
+		return err;
+	}
+
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	skb->protocol = htons(ETH_P_IP);
+	skb->dev = rt->dst.dev;
+	return ip_local_out(net, eroce_net_sk(edev->net, false), skb);
+}
+
+static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
+		       const struct eroce_av *av, u16 sport,
+		       struct sk_buff *skb)
+{
+	struct sock *sk = eroce_net_sk(edev->net, true);
+	struct net *net = dev_net(ndev);
+	struct flowi6 fl6 = {};
+	struct dst_entry *dst;
+	struct ipv6hdr *ip6h;
+
+	if (!sk) {
+		kfree_skb(skb);
+		return -EAFNOSUPPORT;
+	}
+
+	fl6.flowi6_oif = ndev->ifindex;
+	memcpy(&fl6.saddr, av->sgid_attr->gid.raw, sizeof(fl6.saddr));
+	memcpy(&fl6.daddr, av->dgid.raw, sizeof(fl6.daddr));
+	fl6.flowi6_proto = IPPROTO_UDP;
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, &fl6, NULL);
+	if (IS_ERR(dst)) {
+		kfree_skb(skb);
+		return PTR_ERR(dst);
+	}
+
+	eroce_push_udp(skb, sport);
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, av->traffic_class,
+		     cpu_to_be32(av->flow_label) & IPV6_FLOWLABEL_MASK);
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = ip6_dst_hoplimit(dst);
+	ip6h->saddr = fl6.saddr;
+	ip6h->daddr = fl6.daddr;
+	skb_dst_set(skb, dst);
+
+	if (eroce_pkt_seal(skb)) {
+		kfree_skb(skb);
+		return -EINVAL;
+	}
+
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	skb->protocol = htons(ETH_P_IPV6);
+	skb->dev = dst->dev;
+	return ip6_local_out(net, sk, skb);
+}
+
+/**
+ * eroce_pkt_xmit() - encapsulate and send a packet
+ * @edev: the sending device
+ * @av: where to: source GID attribute, destination GID, traffic class
+ * @sport: UDP source port (rdma_get_udp_sport() of the flow)
+ * @skb: a packet from eroce_pkt_alloc(), consumed in every case
+ *
+ * Context: any, bottom halves off.
+ * Return: 0 or a negative errno (the packet is then counted as a TX error;
+ * the reliable transport recovers as from any loss).
+ */
+int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
+		   u16 sport, struct sk_buff *skb)
+{
+	struct net_device *ndev;
+	unsigned int len = skb->len;
+	int err;
+
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(av->sgid_attr);
+	if (IS_ERR(ndev)) {
+		err = PTR_ERR(ndev);
+		goto err_free;
+	}
+	if (av->network_type == RDMA_NETWORK_IPV4)
+		err = eroce_xmit4(edev, ndev, av, sport, skb);
+	else
+		err = eroce_xmit6(edev, ndev, av, sport, skb);
+	rcu_read_unlock();
+
+	/* the skb is consumed; net_xmit_eval() hides qdisc congestion */
+	err = net_xmit_eval(err);
+	if (err) {
+		eroce_stat_inc(edev, EROCE_CNT_TX_ERRORS);
+		return err;
+	}
+	eroce_stat_inc(edev, EROCE_CNT_TX_PACKETS);
+	eroce_stat_add(edev, EROCE_CNT_TX_BYTES, len);
+	return 0;
+
+err_free:
+	rcu_read_unlock();
+	kfree_skb(skb);
+	eroce_stat_inc(edev, EROCE_CNT_TX_ERRORS);
+	return err;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* eroce: RoCEv2 packets out (eroce_xmit.c) */
+#ifndef EROCE_XMIT_H
+#define EROCE_XMIT_H
+
+#include <linux/skbuff.h>
+
+#include "eroce_wire.h"
+
+struct eroce_dev;
+struct eroce_av;
+
+static inline struct eroce_bth *eroce_pkt_bth(struct sk_buff *skb)
+{
+	return (struct eroce_bth *)skb->data;
+}
+
+struct sk_buff *eroce_pkt_alloc(u8 opcode, u32 paylen);
+void *eroce_pkt_payload(struct sk_buff *skb);
+int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
+		   u16 sport, struct sk_buff *skb);
+
+#endif /* EROCE_XMIT_H */
