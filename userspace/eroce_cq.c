@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce provider: completion queues.  Owns CQ create/destroy, poll_cq, the
+ * ibv_cq_ex polling interface and CQ arming.
+ *
+ * The kernel produces CQEs into the shared ring, this process consumes
+ * them.  cq->ring.lock serialises the consumer end: poll_cq holds it for
+ * one call, the cq_ex interface from start_poll until end_poll (or until
+ * start_poll/next_poll reports ENOENT for start_poll).  Neither poll_cq nor
+ * req_notify_cq enters the kernel: arming is an atomic OR into the CQ's
+ * ctrl.flags, which the kernel checks after it publishes a CQE.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eroce.h"
+
+enum {
+	EROCE_CQ_WC_FLAGS = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
+			    IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+			    IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
+			    IBV_WC_EX_WITH_DLID_PATH_BITS,
+};
+
+static void eroce_cqe_to_wc(const struct eroce_cqe *cqe, struct ibv_wc *wc)
+{
+	wc->wr_id = cqe->wr_id;
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;
+	wc->vendor_err = 0;
+	wc->byte_len = cqe->byte_len;
+	wc->imm_data = cqe->ex;		/* also invalidated_rkey */
+	wc->qp_num = cqe->qp_num;
+	wc->src_qp = cqe->src_qp;
+	wc->wc_flags = cqe->wc_flags;
+	wc->pkey_index = cqe->pkey_index;
+	wc->slid = cqe->slid;
+	wc->sl = cqe->sl;
+	wc->dlid_path_bits = 0;
+}
+
+int eroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct eroce_cq *cq = to_ecq(ibcq);
+	struct eroce_ring *r = &cq->ring;
+	uint32_t prod;
+	int n = 0;
+
+	pthread_spin_lock(&r->lock);
+	prod = ring_load_producer(r);
+	while (n < ne && r->head != prod) {
+		eroce_cqe_to_wc(ring_slot(r, r->head), &wc[n]);
+		r->head++;
+		n++;
+	}
+	if (n)
+		ring_publish_consumer(r);
+	pthread_spin_unlock(&r->lock);
+
+	return n;
+}
+
+int eroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct eroce_cq *cq = to_ecq(ibcq);
+
+	atomic_fetch_or_explicit(ring_word(&cq->ring.ctrl->flags),
+				 solicited_only ? EROCE_CQ_ARM_SOLICITED :
+						  EROCE_CQ_ARM_NEXT,
+				 memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
+	return 0;
+}
+
+/* ---- ibv_cq_ex: reads come straight from the current ring slot */
+
+static int cq_ex_load(struct eroce_cq *cq)
+{
+	struct eroce_ring *r = &cq->ring;
+
+	if (r->head == ring_load_producer(r)) {
+		cq->cur = NULL;
+		return ENOENT;
+	}
+
+	cq->cur = ring_slot(r, r->head);
+	cq->vcq.cq_ex.wr_id = cq->cur->wr_id;
+	cq->vcq.cq_ex.status = cq->cur->status;
+	return 0;
+}
+
+static int cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
+{
+	struct eroce_cq *cq = cq_ex_to_ecq(ibcq);
+	int ret;
+
+	if (attr->comp_mask)
+		return EINVAL;
+
+	pthread_spin_lock(&cq->ring.lock);
+	ret = cq_ex_load(cq);
+	if (ret)
+		pthread_spin_unlock(&cq->ring.lock);
+	return ret;
+}
+
+static int cq_next_poll(struct ibv_cq_ex *ibcq)
+{
+	struct eroce_cq *cq = cq_ex_to_ecq(ibcq);
+
+	cq->ring.head++;
+	return cq_ex_load(cq);
+}
+
+static void cq_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct eroce_cq *cq = cq_ex_to_ecq(ibcq);
+
+	/* the entry last returned by start_poll/next_poll is consumed too */
+	if (cq->cur)
+		cq->ring.head++;
+	ring_publish_consumer(&cq->ring);
+	cq->cur = NULL;
+	pthread_spin_unlock(&cq->ring.lock);
+}
+
+static enum ibv_wc_opcode cq_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return cq_ex_to_ecq(ibcq)->cur->opcode;
+}
+
+static uint32_t cq_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;
+}
+
+static uint32_t cq_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return cq_ex_to_ecq(ibcq)->cur->byte_len;
+}
+
+static __be32 cq_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	return cq_ex_to_ecq(ibcq)->cur->ex;
+}
+
+static uint32_t cq_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return cq_ex_to_ecq(ibcq)->cur->qp_num;
+}
+
+static uint32_t cq_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return cq_ex_to_ecq(ibcq)->cur->src_qp;
+}
+
+static unsigned int cq_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return cq_ex_to_ecq(ibcq)->cur->wc_flags;
+}
+
+static uint32_t cq_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return cq_ex_to_ecq(ibcq)->cur->slid;
+}
+
+static uint8_t cq_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return cq_ex_to_ecq(ibcq)->cur->sl;
+}
+
+static uint8_t cq_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;
+}
+
+static void eroce_cq_set_ex_ops(struct eroce_cq *cq, uint64_t wc_flags)
+{
+	struct ibv_cq_ex *ex = &cq->vcq.cq_ex;
+
+	ex->start_poll = cq_start_poll;
+	ex->next_poll = cq_next_poll;
+	ex->end_poll = cq_end_poll;
+	ex->read_opcode = cq_read_opcode;
+	ex->read_vendor_err = cq_read_vendor_err;
+	ex->read_wc_flags = cq_read_wc_flags;
+	if (wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		ex->read_byte_len = cq_read_byte_len;
+	if (wc_flags & IBV_WC_EX_WITH_IMM)
+		ex->read_imm_data = cq_read_imm_data;
+	if (wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		ex->read_qp_num = cq_read_qp_num;
+	if (wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		ex->read_src_qp = cq_read_src_qp;
+	if (wc_flags & IBV_WC_EX_WITH_SLID)
+		ex->read_slid = cq_read_slid;
+	if (wc_flags & IBV_WC_EX_WITH_SL)
+		ex->read_sl = cq_read_sl;
+	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		ex->read_dlid_path_bits = cq_read_dlid_path_bits;
+}
+
+/* ---- create / destroy */
+
+struct ibv_cq *eroce_create_cq(struct ibv_context *ibctx, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector)
+{
+	struct eroce_create_cq_resp_full resp = {};
+	struct eroce_cq *cq;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
+				NULL, 0, &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	ret = eroce_map_ring(ibctx, &cq->ring, &resp.drv.cq,
+			     sizeof(struct eroce_cqe), true);
+	if (ret)
+		goto err_destroy;
+	return &cq->vcq.cq;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+struct ibv_cq_ex *eroce_create_cq_ex(struct ibv_context *ibctx,
+				     struct ibv_cq_init_attr_ex *attr)
+{
+	struct eroce_create_cq_ex_resp_full resp = {};
+	struct eroce_cq *cq;
+	int ret;
+
+	if (attr->wc_flags & ~(uint64_t)EROCE_CQ_WC_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, NULL, 0,
+				   &resp.ibv_resp, sizeof(resp), 0);
+	if (ret)
+		goto err_free;
+
+	ret = eroce_map_ring(ibctx, &cq->ring, &resp.drv.cq,
+			     sizeof(struct eroce_cqe), true);
+	if (ret)
+		goto err_destroy;
+
+	eroce_cq_set_ex_ops(cq, attr->wc_flags);
+	return &cq->vcq.cq_ex;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+/* CQ moderation is the kernel's business (it raises the events) */
+int eroce_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr)
+{
+	struct ibv_modify_cq cmd = {};
+
+	return ibv_cmd_modify_cq(ibcq, attr, &cmd, sizeof(cmd));
+}
+
+int eroce_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct eroce_cq *cq = to_ecq(ibcq);
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+	eroce_unmap_ring(&cq->ring);
+	free(cq);
+	return 0;
+}
