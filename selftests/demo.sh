@@ -9,6 +9,7 @@
 #
 #   ns1: veth1 198.18.0.1/24 (eroce1)  <--veth-->  ns2: veth2 198.18.0.2/24 (eroce2)
 set -u -o pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # set to 1 once the data path moves bytes: runs demo_perftest

@@ -1,17 +1,21 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # lib.sh: helpers sourced by the eroce test scripts (run inside the test
 # guest by selftests/run_vm.sh, as root, EROCE_ROOT = project root).
-#   KTAP output     ktap_plan, ktap_ok, ktap_fail, ktap_skip, ktap_check,
-#                   ktap_check_fails, ktap_diag, ktap_finish, ktap_bail,
-#                   require
+#   KTAP output     ktap_plan, ktap_ok, ktap_fail, ktap_skip, ktap_result,
+#                   ktap_check, ktap_check_fails, ktap_diag, ktap_finish,
+#                   ktap_bail, require, run (output kept in LAST_OUT)
 #   polling         wait_for SECS CMD...
 #   namespaces      ns1/ns2 CMD..., netns_add, veth_add, addr_add,
 #                   two_ns_setup, $PING
-#   modules         eroce_load, eroce_unload, provider_install, rxe_load
-#   RDMA queries    rdma_dev_exists, port_state, gid_index, wait_gid,
-#                   active_mtu, ipv4_gid, ipv6_gid
-#   kernel log      kmsg_mark, dmesg_since_mark
+#   modules         eroce_load, eroce_unload, provider_install, rxe_load,
+#                   rxe_add
+#   RDMA queries    rdma_dev_exists, rdma_dev_gone, port_state(_is),
+#                   gid_indexes, has_gid, no_gid, gid_attr, gid_table,
+#                   active_mtu(_is), ipv4_gid, ipv6_gid, read_file
+#   kernel log      kmsg_mark, dmesg_since_mark (never clear the log: the
+#                   runner scans what the test left in it)
 # Test scripts run with `set -u`, not `set -e`: a failing check is reported
 # and the script goes on.  Test addresses: 198.18.0.0/15, 2001:db8::/32.
 
@@ -162,7 +166,7 @@ addr_add() {
 }
 
 # $PING: iputils ping when installed, else busybox's (usable with ns1/ns2)
-PING=ping
+export PING=ping
 command -v ping >/dev/null 2>&1 || PING="busybox ping"
 
 # two_ns_setup: ns1/veth1 (198.18.0.1, 2001:db8::1) <-> ns2/veth2 (.2, ::2)
@@ -232,7 +236,7 @@ ipv4_gid() {
 
 # ipv6_gid ADDR: the address fully expanded, as sysfs prints GIDs
 ipv6_gid() {
-	local a=$1 head tail g out= n i
+	local a=$1 head tail g out='' n i
 	case "$a" in
 	*::*) head=${a%%::*}; tail=${a#*::} ;;
 	*) head=$a; tail= ;;
@@ -249,7 +253,7 @@ ipv6_gid() {
 
 # read_file FILE: print the first line of FILE without forking
 read_file() {
-	local l=
+	local l=''
 	{ read -r l <"$1"; } 2>/dev/null
 	printf '%s\n' "$l"
 }

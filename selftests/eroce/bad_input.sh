@@ -8,6 +8,7 @@
 # device, a device name already taken.  The loopback device is accepted.
 # Afterwards a valid add still works and the module unloads cleanly.
 set -u -o pipefail
+# shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 setup() {

@@ -11,6 +11,7 @@
 #   veth0 198.18.0.1/24 2001:db8::1/64  <->  veth1 198.18.0.2/24 (peer)
 #   veth0.100 198.19.100.1/24 (VLAN 100 on veth0)
 set -u -o pipefail
+# shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 GID4=$(ipv4_gid 198.18.0.1)
@@ -113,8 +114,11 @@ test_remove() {
 }
 
 no_eroce_left() {
-	! ls "$IBSYS" 2>/dev/null | grep -q . &&
-		! rdma link show 2>/dev/null | grep -q .
+	local d
+	for d in "$IBSYS"/*; do
+		[ -e "$d" ] && return 1
+	done
+	[ -z "$(rdma link show 2>/dev/null)" ]
 }
 
 test_rmmod() {

@@ -12,6 +12,7 @@
 #   init: vetha 198.18.2.1 <-> vethb 198.18.2.2       (rxe0 on vetha)
 #   ns3: veth5 <-> veth6                               (eroce3)
 set -u -o pipefail
+# shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 NS3=eroce-ns3

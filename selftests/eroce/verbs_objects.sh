@@ -9,6 +9,7 @@
 #
 #   veth0 198.18.0.1/24 2001:db8::1/64 <-> veth1 198.18.0.2/24   (eroce0)
 set -u -o pipefail
+# shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 TOOL="$EROCE_ROOT/selftests/tools/eroce_objects"

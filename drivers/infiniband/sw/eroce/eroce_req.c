@@ -480,7 +480,7 @@ static int eroce_req_send_ud(struct eroce_qp *qp, struct eroce_swqe *w)
 		eroce_bth_set_se(bth, true);
 	/* IBA 10.2.5: a Q_Key with the high bit set means the QP's own */
 	qkey = wqe->wr.ud.remote_qkey;
-	if (qkey & 0x80000000 && qp->ibqp.qp_type != IB_QPT_GSI)
+	if (qkey & 0x80000000)
 		qkey = READ_ONCE(qp->attrs.qkey);
 	eroce_deth_init(eroce_hdr(info, bth, EROCE_HDR_DETH), qkey,
 			qp->ibqp.qp_num);
