@@ -44,24 +44,30 @@ static void eroce_comp_ack_until(struct eroce_qp *qp, u32 psn)
 {
 	struct eroce_req *req = &qp->eng.req;
 
+	if (eroce_psn_after(psn, req->una_psn))
+		req->una_psn = psn;
+	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
+	/* acknowledged past where a rewind left the requester: skip ahead */
+	if (eroce_psn_after(req->una_psn, req->psn))
+		eroce_req_rewind(qp, req->una_psn);
+
 	while (req->tail != req->cur) {
 		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
 
-		if (!w->psn_valid || eroce_comp_is_rd_atomic(w) ||
+		if (!w->psn_valid)
+			break;
+		if (eroce_comp_is_rd_atomic(w) ? !w->done :
 		    !eroce_psn_before(w->last_psn, psn))
 			break;
 		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
 	}
-	if (eroce_psn_after(psn, req->una_psn))
-		req->una_psn = psn;
-	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
 }
 
 /* is @psn one of the request PSNs sent and not yet acknowledged? */
 static bool eroce_comp_psn_valid(struct eroce_req *req, u32 psn)
 {
 	return eroce_psn_after_eq(psn, req->una_psn) &&
-	       eroce_psn_before(psn, req->psn);
+	       eroce_psn_before(psn, req->max_psn);
 }
 
 /*
@@ -76,11 +82,14 @@ static void eroce_comp_check_lost_response(struct eroce_qp *qp, u32 psn)
 	if (req->tail == req->cur)
 		return;
 	w = eroce_comp_swqe(qp, req->tail);
-	if (!w->psn_valid || !eroce_comp_is_rd_atomic(w) ||
+	if (!w->psn_valid || !eroce_comp_is_rd_atomic(w) || w->done ||
 	    eroce_psn_before(psn, w->first_psn) || w->rerequested)
 		return;
 	w->rerequested = true;
-	eroce_req_rewind(qp, w->resp_psn);
+	if (w->wqe->opcode == IB_UVERBS_WR_RDMA_READ)
+		eroce_req_resend_read(qp, w);
+	else
+		eroce_req_rewind(qp, w->resp_psn);
 }
 
 static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn)
@@ -193,6 +202,63 @@ static struct eroce_swqe *eroce_comp_rd_atomic_entry(struct eroce_qp *qp,
 	return w;
 }
 
+/*
+ * The outstanding read holding @psn, searched from the oldest entry.  Sends
+ * and writes before it are implicitly acknowledged and complete; reads
+ * before it whose responses are incomplete lost them (the responder
+ * answers in order) and are asked for again, once.
+ */
+static struct eroce_swqe *eroce_comp_read_entry(struct eroce_qp *qp, u32 psn)
+{
+	struct eroce_req *req = &qp->eng.req;
+	u32 i;
+
+	while (req->tail != req->cur) {
+		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
+
+		if (!w->psn_valid || eroce_comp_is_rd_atomic(w) ||
+		    !eroce_psn_before(w->last_psn, psn))
+			break;
+		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
+	}
+
+	for (i = req->tail; i != req->cur; i++) {
+		struct eroce_swqe *w = eroce_comp_swqe(qp, i);
+
+		if (!w->psn_valid || eroce_psn_before(psn, w->first_psn))
+			return NULL;
+		if (!eroce_psn_after(psn, w->last_psn))
+			return w->wqe->opcode == IB_UVERBS_WR_RDMA_READ ? w :
+									  NULL;
+		if (w->wqe->opcode == IB_UVERBS_WR_RDMA_READ && !w->done &&
+		    !w->rerequested) {
+			w->rerequested = true;
+			eroce_stat_inc(to_eroce_dev(qp->ibqp.device),
+				       EROCE_CNT_RETRANSMIT_NAK);
+			eroce_req_resend_read(qp, w);
+		}
+	}
+	return NULL;
+}
+
+/* complete, in order, the oldest entries whose responses are all in */
+static void eroce_comp_retire(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	while (req->tail != req->cur) {
+		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
+
+		if (!w->done) {
+			if (w->psn_valid && eroce_comp_is_rd_atomic(w) &&
+			    eroce_psn_after(w->resp_psn, req->una_psn))
+				req->una_psn = w->resp_psn;
+			break;
+		}
+		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
+	}
+}
+
 static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
@@ -203,20 +269,20 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 	u32 off;
 	int err;
 
-	w = eroce_comp_rd_atomic_entry(qp, pkt->psn);
-	if (!w || w->wqe->opcode != IB_UVERBS_WR_RDMA_READ)
+	w = eroce_comp_read_entry(qp, pkt->psn);
+	if (!w)
 		return -EINVAL;
 
 	if (pkt->psn != w->resp_psn) {
-		if (eroce_psn_before(pkt->psn, w->resp_psn))
+		if (w->done || eroce_psn_before(pkt->psn, w->resp_psn))
 			return -EALREADY;	/* a duplicate response */
-		/* responses were lost: ask for the rest once */
+		/* responses of this read were lost: ask for the rest once */
 		if (!w->rerequested) {
 			w->rerequested = true;
 			eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_NAK);
-			eroce_req_rewind(qp, w->resp_psn);
+			eroce_req_resend_read(qp, w);
 		}
-		return 0;
+		return -EALREADY;
 	}
 
 	off = eroce_psn_diff(pkt->psn, w->first_psn) * mtu;
@@ -231,6 +297,8 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 		err = eroce_sge_copy(&edev->res, qp->ibqp.pd, &it, pkt->payload,
 				     pkt->paylen, true);
 	if (err) {
+		while (eroce_comp_swqe(qp, req->tail) != w)
+			eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
 		eroce_req_complete_tail(qp, IB_WC_LOC_PROT_ERR);
 		eroce_qp_fatal(qp);
 		return 0;
@@ -238,18 +306,19 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 	w->resp_psn = eroce_psn_add(w->resp_psn, 1);
 	w->rerequested = false;
-	if (eroce_psn_after(w->resp_psn, req->una_psn))
-		req->una_psn = w->resp_psn;
 	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
 
 	if (pkt->info->flags & EROCE_OPF_END) {
 		if (off + pkt->paylen != w->length) {
+			while (eroce_comp_swqe(qp, req->tail) != w)
+				eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
 			eroce_req_complete_tail(qp, IB_WC_BAD_RESP_ERR);
 			eroce_qp_fatal(qp);
 			return 0;
 		}
-		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
+		w->done = true;
 	}
+	eroce_comp_retire(qp);
 	return 0;
 }
 
@@ -269,6 +338,8 @@ static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 		   w->wqe->opcode != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD))
 		return -EINVAL;
 
+	if (w != eroce_comp_swqe(qp, req->tail))
+		return -EINVAL;		/* an earlier read is still open */
 	orig = eroce_atmack_orig(ack);
 	eroce_sge_iter_init(&it, (const struct eroce_sge *)(w->wqe + 1),
 			    w->wqe->num_sge);
@@ -301,7 +372,7 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 		eroce_stat_inc(edev, EROCE_CNT_DROP_UNEXPECTED_RESP);
 		net_dbg_ratelimited("eroce: QP %u: response PSN %u outside [%u, %u)\n",
 				    qp->ibqp.qp_num, pkt->psn, req->una_psn,
-				    req->psn);
+				    req->max_psn);
 		return;
 	}
 

@@ -27,6 +27,7 @@ struct eroce_swqe {
 	u32 resp_psn;			/* next read response PSN expected */
 	bool psn_valid;			/* sent at least once */
 	bool rerequested;		/* read re-requested from resp_psn */
+	bool done;			/* every response is in */
 	bool signaled;
 };
 
@@ -74,6 +75,7 @@ struct eroce_req {
 	u32 cur;			/* next SQ entry to transmit */
 	u32 cur_offset;			/* bytes of cur sent */
 	u32 psn;			/* next PSN to send */
+	u32 max_psn;			/* beyond the highest PSN ever sent */
 	u32 tail;			/* oldest entry not completed */
 	u32 una_psn;			/* oldest unacknowledged PSN */
 	u32 rd_atomic;			/* reads/atomics outstanding */
@@ -152,6 +154,7 @@ void eroce_qp_fatal(struct eroce_qp *qp);
 /* eroce_req.c */
 bool eroce_req_run(struct eroce_qp *qp);
 void eroce_req_rewind(struct eroce_qp *qp, u32 psn);
+void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w);
 void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status);
 void eroce_req_arm_timer(struct eroce_qp *qp, u64 ns);
 void eroce_req_progress(struct eroce_qp *qp);

@@ -84,34 +84,38 @@ void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status)
 {
 	struct eroce_req *req = &qp->eng.req;
 	struct eroce_swqe *w = eroce_req_swqe(qp, req->tail);
+	struct eroce_cqe cqe = {
+		.wr_id = w->wqe->wr_id,
+		.status = status,
+		.opcode = eroce_wc_opcode(w->wqe->opcode),
+		.byte_len = w->length,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	bool post = status != IB_WC_SUCCESS || w->signaled;
 	unsigned long flags;
 
 	lockdep_assert_held(&qp->eng.lock);
-	if (status != IB_WC_SUCCESS || w->signaled) {
-		struct eroce_cqe cqe = {
-			.wr_id = w->wqe->wr_id,
-			.status = status,
-			.opcode = eroce_wc_opcode(w->wqe->opcode),
-			.byte_len = w->length,
-			.qp_num = qp->ibqp.qp_num,
-		};
 
-		eroce_cq_post(to_eroce_cq(qp->ibqp.send_cq), &cqe, false);
-	}
 	/* a read or atomic that was sent no longer holds a credit */
 	if (req->tail != req->cur && eroce_wqe_is_rd_atomic(w->wqe) &&
 	    req->rd_atomic)
 		req->rd_atomic--;
-
-	spin_lock_irqsave(&qp->sq.consumer_lock, flags);
-	eroce_ring_consume_commit(&qp->sq);
-	spin_unlock_irqrestore(&qp->sq.consumer_lock, flags);
-
 	if (req->cur == req->tail) {
 		req->cur++;
 		req->cur_offset = 0;
 	}
 	req->tail++;
+
+	/*
+	 * The slot is free before the CQE says so: a consumer that posts
+	 * again as soon as it sees the completion must find room.
+	 */
+	spin_lock_irqsave(&qp->sq.consumer_lock, flags);
+	eroce_ring_consume_commit(&qp->sq);
+	spin_unlock_irqrestore(&qp->sq.consumer_lock, flags);
+
+	if (post)
+		eroce_cq_post(to_eroce_cq(qp->ibqp.send_cq), &cqe, false);
 }
 
 /* complete every fetched entry with a flush error (QP in ERR) */
@@ -172,9 +176,11 @@ void eroce_req_progress(struct eroce_qp *qp)
 }
 
 /**
- * eroce_req_rewind() - go back N: retransmit from @psn
+ * eroce_req_rewind() - continue sending from @psn
  * @qp: an RC QP
- * @psn: the first PSN to send again; must lie in an entry already sent
+ * @psn: a PSN already sent: go back N to it after a loss, or forward to it
+ *	 when an acknowledgement covers packets the requester had rewound
+ *	 over
  */
 void eroce_req_rewind(struct eroce_qp *qp, u32 psn)
 {
@@ -184,7 +190,7 @@ void eroce_req_rewind(struct eroce_qp *qp, u32 psn)
 
 	lockdep_assert_held(&qp->eng.lock);
 	req->rd_atomic = 0;
-	for (i = req->tail; i != req->cur; i++) {
+	for (i = req->tail; i != req->head; i++) {
 		struct eroce_swqe *w = eroce_req_swqe(qp, i);
 
 		if (!w->psn_valid || eroce_psn_before(psn, w->first_psn))
@@ -200,7 +206,10 @@ void eroce_req_rewind(struct eroce_qp *qp, u32 psn)
 		req->psn = psn;
 		return;
 	}
-	/* nothing sent covers @psn: resume where we are */
+	/* @psn is the first one never sent: resume with entry @i */
+	req->cur = i;
+	req->cur_offset = 0;
+	req->psn = psn;
 }
 
 /*
@@ -377,6 +386,8 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 
 	opcode = eroce_req_opcode(wqe, first, last);
 	info = eroce_opcode_info(opcode);
+	if (eroce_psn_before(req->psn, req->max_psn))
+		eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_PACKETS);
 	skb = eroce_pkt_alloc(opcode, paylen);
 	if (!skb)
 		return -ENOMEM;
@@ -437,11 +448,50 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 		req->cur++;
 		req->cur_offset = 0;
 	}
+	if (eroce_psn_after(req->psn, req->max_psn))
+		req->max_psn = req->psn;
 
 	eroce_pkt_xmit(edev, &qp->attrs.av,
 		       eroce_qp_sport(qp, READ_ONCE(qp->attrs.dest_qp_num),
 				      qp->attrs.av.flow_label), skb);
 	return 0;
+}
+
+/**
+ * eroce_req_resend_read() - ask again for the missing part of a read
+ * @qp: an RC QP
+ * @w: a sent RDMA READ whose responses from w->resp_psn on were lost
+ *
+ * One READ request with the PSN, address and length of the missing part;
+ * the requester's position is not touched (no go-back-N for the requests
+ * after it).  The responder treats it as a duplicate and reads again.
+ */
+void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w)
+{
+	const struct eroce_opcode_info *info =
+		eroce_opcode_info(EROCE_OP_RC_READ_REQUEST);
+	u32 off = eroce_psn_diff(w->resp_psn, w->first_psn) * eroce_qp_mtu(qp);
+	struct eroce_bth *bth;
+	struct sk_buff *skb;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (off >= w->length && w->length)
+		return;
+	skb = eroce_pkt_alloc(EROCE_OP_RC_READ_REQUEST, 0);
+	if (!skb)
+		return;
+	bth = eroce_pkt_bth(skb);
+	eroce_bth_set_qpn(bth, READ_ONCE(qp->attrs.dest_qp_num));
+	eroce_bth_set_psn(bth, w->resp_psn);
+	eroce_bth_set_ackreq(bth, true);
+	eroce_reth_init(eroce_hdr(info, bth, EROCE_HDR_RETH),
+			w->wqe->wr.rdma.remote_addr + off, w->wqe->wr.rdma.rkey,
+			w->length - off);
+	eroce_stat_inc(to_eroce_dev(qp->ibqp.device),
+		       EROCE_CNT_RETRANSMIT_PACKETS);
+	eroce_pkt_xmit(to_eroce_dev(qp->ibqp.device), &qp->attrs.av,
+		       eroce_qp_sport(qp, READ_ONCE(qp->attrs.dest_qp_num),
+				      qp->attrs.av.flow_label), skb);
 }
 
 /* a UD or GSI entry is one packet, complete once it is sent */

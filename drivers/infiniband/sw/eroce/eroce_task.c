@@ -206,6 +206,7 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 	if (next == IB_QPS_RTS && cur != IB_QPS_RTS && cur != IB_QPS_SQD) {
 		req->psn = READ_ONCE(qp->attrs.sq_psn);
 		req->una_psn = req->psn;
+		req->max_psn = req->psn;
 		req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
 		req->rnr_retry_left = READ_ONCE(qp->attrs.rnr_retry);
 		req->since_ackreq = 0;
