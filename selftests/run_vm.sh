@@ -12,6 +12,8 @@
 # with mitigations=off (CPU-bug mitigations only slow TCG down).  Output is KTAP,
 # each script's own KTAP nested as a subtest; the last line is
 # "N passed, N failed".  Guest logs of failed tests stay in out/vm/runs/.
+# A script may ask for a longer test timeout than the default 300 s with a
+# "# vm-timeout: SECS" line among its first 20 lines; --timeout overrides.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -24,6 +26,8 @@ SPLAT='WARNING:|BUG:|kernel BUG|Oops|panic|general protection|Call Trace'
 
 SHOW=0
 TIMEOUT=300
+TIMEOUT_SET=0
+T=300			# timeout of the test being run
 KVER=
 PASSED=0
 FAILED=0
@@ -37,7 +41,7 @@ parse_args() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--show) SHOW=1 ;;
-		--timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; shift ;;
+		--timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; TIMEOUT_SET=1; shift ;;
 		--kver) [ $# -ge 2 ] || usage; KVER=$2; shift ;;
 		-h|--help) usage ;;
 		--) shift; break ;;
@@ -84,14 +88,14 @@ write_params() {
 	{
 		echo "EROCE_ROOT=$(squote "$ROOT")"
 		echo "EROCE_TEST=$(squote "$test")"
-		echo "EROCE_TIMEOUT=$TIMEOUT"
+		echo "EROCE_TIMEOUT=$T"
 		echo "EROCE_SHOW=$SHOW"
 	} >"$dir/params"
 }
 
 # run_qemu DIR: boot the guest for the test in DIR; returns QEMU's status
 run_qemu() {
-	local dir=$1 limit=$((TIMEOUT + BOOT_MARGIN)) show=()
+	local dir=$1 limit=$((T + BOOT_MARGIN)) show=()
 	local p9="security_model=none,multidevs=remap"
 
 	[ $SHOW = 1 ] && show=(-serial "file:$dir/stream.log")
@@ -134,7 +138,7 @@ verdict() {
 
 	if [ ! -f "$dir/rc" ]; then
 		if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
-			echo "QEMU killed: wall-clock limit $((TIMEOUT + BOOT_MARGIN))s exceeded"
+			echo "QEMU killed: wall-clock limit $((T + BOOT_MARGIN))s exceeded"
 		elif [ -s "$dir/initramfs-error" ]; then
 			echo "guest init failed: $(head -n 1 "$dir/initramfs-error")"
 		else
@@ -144,7 +148,7 @@ verdict() {
 	fi
 	rc=$(cat "$dir/rc")
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		echo "test timed out after ${TIMEOUT}s"
+		echo "test timed out after ${T}s"
 	elif [ "$rc" != 0 ]; then
 		echo "exit status $rc"
 	elif [ -s "$dir/dmesg.bad" ]; then
@@ -173,11 +177,20 @@ test_name() {
 	echo "${t%.sh}"
 }
 
+# test_timeout TEST: the script's "# vm-timeout: SECS", else the default
+test_timeout() {
+	local t=''
+	[ "$TIMEOUT_SET" = 1 ] ||
+		t=$(sed -n '1,20s/^# vm-timeout: *\([0-9][0-9]*\) *$/\1/p' "$1" | head -n 1)
+	echo "${t:-$TIMEOUT}"
+}
+
 # run_one N TEST: one guest, one KTAP subtest, one result line
 run_one() {
 	local n=$1 test=$2 name dir qrc=0 reason start
 
 	name=$(test_name "$test")
+	T=$(test_timeout "$test")
 	dir=$(mktemp -d "$OUT/runs/$(echo "$name" | tr / _).XXXXXX")
 	write_params "$dir" "$test"
 	echo "    # Subtest: $name"

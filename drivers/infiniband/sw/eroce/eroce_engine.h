@@ -54,7 +54,8 @@ struct eroce_rsp {
 	struct eroce_mr *mr;		/* READ: reference held */
 };
 
-#define EROCE_RSP_QUEUE		64	/* power of two */
+/* owed responses: max_dest_rd_atomic reads plus this many ACKs */
+#define EROCE_RSP_EXTRA		16
 
 /* result of an executed atomic, replayed for a duplicate request */
 struct eroce_atomic_res {
@@ -104,7 +105,8 @@ struct eroce_resp {
 	u32 wr_left;
 	u32 wr_len;
 	/* responses owed, in PSN order */
-	struct eroce_rsp *rsp;		/* EROCE_RSP_QUEUE entries */
+	struct eroce_rsp *rsp;		/* rsp_size entries */
+	u32 rsp_size;			/* power of two */
 	u32 rsp_head;
 	u32 rsp_tail;
 	struct eroce_atomic_res atomic[EROCE_ATOMIC_REPLAY];

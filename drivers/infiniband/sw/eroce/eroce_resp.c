@@ -103,9 +103,9 @@ static struct eroce_rsp *eroce_rsp_queue_add(struct eroce_qp *qp)
 	struct eroce_resp *resp = &qp->eng.resp;
 	struct eroce_rsp *rsp;
 
-	if (resp->rsp_head - resp->rsp_tail >= EROCE_RSP_QUEUE)
+	if (resp->rsp_head - resp->rsp_tail >= resp->rsp_size)
 		return NULL;
-	rsp = &resp->rsp[resp->rsp_head & (EROCE_RSP_QUEUE - 1)];
+	rsp = &resp->rsp[resp->rsp_head & (resp->rsp_size - 1)];
 	memset(rsp, 0, sizeof(*rsp));
 	resp->rsp_head++;
 	return rsp;
@@ -122,7 +122,7 @@ static void eroce_resp_ack(struct eroce_qp *qp, u8 syn, u32 psn)
 		return;
 	}
 	/* coalesce with a queued plain ACK */
-	rsp = &resp->rsp[(resp->rsp_head - 1) & (EROCE_RSP_QUEUE - 1)];
+	rsp = &resp->rsp[(resp->rsp_head - 1) & (resp->rsp_size - 1)];
 	if (rsp->type != EROCE_RSP_ACK ||
 	    eroce_syn_type(rsp->syn) != EROCE_SYN_ACK ||
 	    eroce_syn_type(syn) != EROCE_SYN_ACK) {
@@ -583,7 +583,7 @@ static void eroce_resp_rc(struct eroce_qp *qp, struct eroce_rx *pkt)
 			return;
 		}
 		npsn = resp->rsp[(resp->rsp_head - 1) &
-				 (EROCE_RSP_QUEUE - 1)].npkts;
+				 (resp->rsp_size - 1)].npkts;
 	} else if (flags & EROCE_OPF_ATOMIC) {
 		err = eroce_resp_atomic(qp, pkt);
 		if (err) {
@@ -723,7 +723,7 @@ bool eroce_resp_run_reads(struct eroce_qp *qp)
 	lockdep_assert_held(&qp->eng.lock);
 	while (!eroce_rsp_queue_empty(resp)) {
 		struct eroce_rsp *rsp =
-			&resp->rsp[resp->rsp_tail & (EROCE_RSP_QUEUE - 1)];
+			&resp->rsp[resp->rsp_tail & (resp->rsp_size - 1)];
 
 		switch (rsp->type) {
 		case EROCE_RSP_READ:
@@ -758,7 +758,7 @@ void eroce_resp_reset(struct eroce_qp *qp)
 	lockdep_assert_held(&qp->eng.lock);
 	while (!eroce_rsp_queue_empty(resp)) {
 		struct eroce_rsp *rsp =
-			&resp->rsp[resp->rsp_tail & (EROCE_RSP_QUEUE - 1)];
+			&resp->rsp[resp->rsp_tail & (resp->rsp_size - 1)];
 
 		if (rsp->type == EROCE_RSP_READ && rsp->mr)
 			eroce_mr_put(rsp->mr);

@@ -122,7 +122,8 @@ int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq)
 	eng->req.copies = kvmalloc_array(slots, qp->sq.slot_size, GFP_KERNEL);
 	eng->resp.rwqe_size = srq ? srq->ring.slot_size : qp->rq.slot_size;
 	eng->resp.rwqe = kmalloc(eng->resp.rwqe_size, GFP_KERNEL);
-	eng->resp.rsp = kcalloc(EROCE_RSP_QUEUE, sizeof(*eng->resp.rsp),
+	eng->resp.rsp_size = roundup_pow_of_two(EROCE_RSP_EXTRA);
+	eng->resp.rsp = kcalloc(eng->resp.rsp_size, sizeof(*eng->resp.rsp),
 				GFP_KERNEL);
 	if (!eng->req.swqe || !eng->req.copies || !eng->resp.rwqe ||
 	    !eng->resp.rsp) {
@@ -189,6 +190,26 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 		eroce_req_resync(qp);
 		spin_unlock_bh(&eng->lock);
 		return;
+	}
+
+	/* room for every read the peer may have outstanding */
+	if (next == IB_QPS_RTR && cur != IB_QPS_RTR) {
+		u32 size = roundup_pow_of_two(EROCE_RSP_EXTRA +
+			READ_ONCE(qp->attrs.max_dest_rd_atomic));
+		struct eroce_rsp *rsp = NULL;
+
+		if (size > resp->rsp_size)
+			rsp = kcalloc(size, sizeof(*rsp), GFP_KERNEL);
+		if (rsp) {
+			spin_lock_bh(&eng->lock);
+			eroce_resp_reset(qp);
+			swap(resp->rsp, rsp);
+			resp->rsp_size = size;
+			resp->rsp_head = 0;
+			resp->rsp_tail = 0;
+			spin_unlock_bh(&eng->lock);
+			kfree(rsp);
+		}
 	}
 
 	spin_lock_bh(&eng->lock);
