@@ -11,22 +11,26 @@ SRCDIR := $(CURDIR)
 MODDIR := drivers/infiniband/sw/eroce
 
 # packages that building, testing and the demo need (Debian 12)
-DEB_PKGS := build-essential gcc make kmod cpio bc flex bison \
+DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
 	linux-image-amd64 linux-headers-amd64 \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 iperf3 ethtool \
 	qemu-system-x86 busybox-static tshark python3-scapy \
 	sparse strace
 
-.PHONY: all modules provider install deps check unit vmtest demo lint clean
+.PHONY: all modules provider tools install deps check unit vmtest demo lint clean
 
-all: modules provider
+all: modules provider tools
 
 modules:
 	$(MAKE) -C $(KDIR) M=$(SRCDIR) W=1 modules
 
 provider:
 	$(MAKE) -C userspace
+
+# test programs run inside the guest (selftests/tools)
+tools: provider
+	$(MAKE) -C selftests/tools
 
 install: all
 	$(MAKE) -C $(KDIR) M=$(SRCDIR) INSTALL_MOD_PATH=$(DESTDIR) \
@@ -66,3 +70,4 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(SRCDIR) clean
 	$(MAKE) -C userspace clean
 	$(MAKE) -C tests/unit clean
+	$(MAKE) -C selftests/tools clean

@@ -45,7 +45,7 @@ enum eroce_limits {
 	EROCE_GID_TABLE_LEN	= 1024,
 };
 
-#define EROCE_MAX_MSG_SIZE	(1U << 31)
+#define EROCE_MAX_MSG_SIZE	BIT(31)
 
 #define EROCE_MAX_MR_SIZE	((u64)1 << 40)
 #define EROCE_DEFAULT_PKEY	0xffff

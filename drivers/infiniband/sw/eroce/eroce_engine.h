@@ -92,8 +92,8 @@ struct eroce_resp {
 	u32 epsn;			/* next PSN expected */
 	u32 msn;
 	bool nak_sent;			/* sequence NAK for epsn is out */
-	u32 in_msg;			/* EROCE_OPF_SEND/WRITE of a message
-					 * in progress, 0 between messages */
+	/* EROCE_OPF_SEND/WRITE of the message in progress, 0 between */
+	u32 in_msg;
 	/* receive WQE being filled (SEND, WRITE with immediate) */
 	bool have_rwqe;
 	void *rwqe;			/* kernel copy, rwqe_size bytes */

@@ -28,9 +28,11 @@
 
 #define eroce_rx_drop(edev, cnt, fmt, ...)				\
 	do {								\
-		eroce_stat_inc(edev, EROCE_CNT_##cnt);			\
+		struct eroce_dev *__edev = (edev);			\
+									\
+		eroce_stat_inc(__edev, EROCE_CNT_##cnt);		\
 		net_dbg_ratelimited("eroce: %s: drop: " fmt "\n",	\
-				    dev_name(&(edev)->ibdev.dev),	\
+				    dev_name(&__edev->ibdev.dev),	\
 				    ##__VA_ARGS__);			\
 	} while (0)
 

@@ -179,7 +179,7 @@ void eroce_req_progress(struct eroce_qp *qp)
  * eroce_req_rewind() - continue sending from @psn
  * @qp: an RC QP
  * @psn: a PSN already sent: go back N to it after a loss, or forward to it
- *	 when an acknowledgement covers packets the requester had rewound
+ *	 when an acknowledgment covers packets the requester had rewound
  *	 over
  */
 void eroce_req_rewind(struct eroce_qp *qp, u32 psn)
@@ -226,6 +226,7 @@ static int eroce_req_fetch(struct eroce_qp *qp)
 	u32 prod, i;
 	u64 len = 0;
 
+	/* pairs with the producer's store-release: the slot is written */
 	prod = smp_load_acquire(&sq->ctrl->producer);
 	if (prod == req->head)
 		return -ENOENT;
@@ -571,6 +572,63 @@ static enum ib_wc_status eroce_req_errno_status(int err)
 }
 
 /*
+ * The SQ ran dry: ask userspace for a doorbell, then look once more.
+ * Returns true when entries arrived meanwhile.
+ */
+static bool eroce_req_sq_idle(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	eroce_ring_flags_set(&qp->sq, EROCE_RING_NEED_DOORBELL);
+	/*
+	 * The flag is visible before the producer is read again; pairs with
+	 * the provider's full barrier between its producer store and its
+	 * flag load (eroce-abi.h), so a post is either seen here or rings
+	 * the doorbell.
+	 */
+	smp_mb__after_atomic();
+	if (READ_ONCE(qp->sq.ctrl->producer) == req->head)
+		return false;
+	eroce_ring_flags_clear(&qp->sq, EROCE_RING_NEED_DOORBELL);
+	return true;
+}
+
+/*
+ * Fetch the next SQ entry for req->cur.  Returns 0; -ENOENT to look
+ * again (entries arrived while the doorbell was being armed); -EAGAIN
+ * when the requester must stop: the SQ is empty, or the entry failed and
+ * the QP with it, or an earlier entry must complete first.
+ */
+static int eroce_req_fetch_next(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+	int err;
+
+	err = eroce_req_fetch(qp);
+	if (err == -ENOENT)
+		return eroce_req_sq_idle(qp) ? -ENOENT : -EAGAIN;
+	if (err == -EPROTO) {
+		/* userspace corrupted its own SQ */
+		eroce_qp_fatal(qp);
+		return -EAGAIN;
+	}
+	if (err) {
+		/*
+		 * A malformed entry fails on its own once everything before
+		 * it has completed, and the QP with it.
+		 */
+		if (req->tail != req->cur) {
+			req->head--;
+			return -EAGAIN;
+		}
+		eroce_req_complete_tail(qp, IB_WC_LOC_QP_OP_ERR);
+		eroce_qp_fatal(qp);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/*
  * Run the requester for one batch.  Returns true when it stopped with
  * work left (the caller requeues it).
  */
@@ -595,34 +653,11 @@ bool eroce_req_run(struct eroce_qp *qp)
 		if (req->cur == req->head) {
 			if (state == IB_QPS_SQD)
 				return false;
-			err = eroce_req_fetch(qp);
-			if (err == -ENOENT) {
-				/* idle: ask for a doorbell, then look again */
-				eroce_ring_flags_set(&qp->sq,
-						     EROCE_RING_NEED_DOORBELL);
-				smp_mb__after_atomic();
-				if (smp_load_acquire(&qp->sq.ctrl->producer) ==
-				    req->head)
-					return false;
-				eroce_ring_flags_clear(&qp->sq,
-						       EROCE_RING_NEED_DOORBELL);
+			err = eroce_req_fetch_next(qp);
+			if (err == -ENOENT)
 				continue;
-			}
-			if (err == -EPROTO) {
-				eroce_qp_fatal(qp);
+			if (err)
 				return false;
-			}
-			if (err) {
-				/* a malformed entry fails on its own */
-				if (req->tail == req->cur) {
-					eroce_req_complete_tail(qp,
-						IB_WC_LOC_QP_OP_ERR);
-					eroce_qp_fatal(qp);
-					return false;
-				}
-				req->head--;
-				return false;
-			}
 		}
 
 		w = eroce_req_swqe(qp, req->cur);

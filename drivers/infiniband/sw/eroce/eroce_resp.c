@@ -292,6 +292,15 @@ static void eroce_resp_message_done(struct eroce_qp *qp)
 	resp->msn = (resp->msn + 1) & EROCE_AETH_MSN;
 }
 
+/* no receive WQE: the requester retries after our minimum RNR time */
+static void eroce_resp_rnr_nak(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	u8 timer = READ_ONCE(qp->attrs.min_rnr_timer);
+
+	eroce_stat_inc(pkt->edev, EROCE_CNT_RNR_NAK_SENT);
+	eroce_resp_ack(qp, eroce_syn_rnr_nak(timer), pkt->psn);
+}
+
 /* SEND packets; returns false when the packet must not advance the PSN */
 static bool eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
@@ -302,9 +311,7 @@ static bool eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 	if (flags & EROCE_OPF_START) {
 		err = eroce_resp_fetch_rwqe(qp);
 		if (err == -ENOENT) {
-			eroce_stat_inc(pkt->edev, EROCE_CNT_RNR_NAK_SENT);
-			eroce_resp_ack(qp, eroce_syn_rnr_nak(READ_ONCE(
-					qp->attrs.min_rnr_timer)), pkt->psn);
+			eroce_resp_rnr_nak(qp, pkt);
 			return false;
 		}
 		if (err) {
@@ -349,9 +356,7 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 	    !resp->have_rwqe) {
 		err = eroce_resp_fetch_rwqe(qp);
 		if (err == -ENOENT) {
-			eroce_stat_inc(pkt->edev, EROCE_CNT_RNR_NAK_SENT);
-			eroce_resp_ack(qp, eroce_syn_rnr_nak(READ_ONCE(
-					qp->attrs.min_rnr_timer)), pkt->psn);
+			eroce_resp_rnr_nak(qp, pkt);
 			return false;
 		}
 		if (err) {

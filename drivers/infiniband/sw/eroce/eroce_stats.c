@@ -9,11 +9,11 @@
  */
 #include "eroce.h"
 
-#define EROCE_COUNTER_NAME(id, str)	[EROCE_CNT_##id].name = #str,
 static const struct rdma_stat_desc eroce_counter_descs[] = {
-	EROCE_COUNTERS(EROCE_COUNTER_NAME)
+#define EROCE_COUNTER(id, str)	{ .name = #str },
+#include "eroce_counters.h"
+#undef EROCE_COUNTER
 };
-#undef EROCE_COUNTER_NAME
 
 int eroce_stats_init(struct eroce_dev *edev)
 {

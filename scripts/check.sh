@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check.sh: the whole test suite, what `make check` runs (after `make deps`).
+#   build   `make all` (module with W=1, provider) and the selftest tools;
+#           any compiler or modpost warning fails the stage
+#   unit    `make unit` (tests/unit, closing "N passed, N failed" line)
+#   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise)
+# The counts of all stages are summed; the last line of the output is
+# "N passed, N failed" and the exit status is non-zero on any failure.
+# A stage that cannot run (missing, no summary line) counts as a failure.
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
+LOG="$ROOT/out/check"
+PASSED=0
+FAILED=0
+
+say() { echo "# check: $*"; }
+
+count() {
+	PASSED=$((PASSED + $1))
+	FAILED=$((FAILED + $2))
+}
+
+# one_step NAME LOG CMD...: a build step; 1 passed or 1 failed
+one_step() {
+	local name=$1 log=$2; shift 2
+	local rc=0
+
+	"$@" 2>&1 | tee "$log" || rc=$?
+	if [ $rc != 0 ]; then
+		say "$name: FAILED (exit status $rc):"
+		grep -E 'error:|Error [0-9]' "$log" | head -n 5 | sed 's/^/#   /'
+		count 0 1
+	elif grep -Eiq '(^|[^a-z])warning:' "$log"; then
+		say "$name: FAILED (compiler warnings):"
+		grep -Ei '(^|[^a-z])warning:' "$log" | sed 's/^/#   /'
+		count 0 1
+	else
+		say "$name: ok"
+		count 1 0
+	fi
+}
+
+stage_build() {
+	local before=$FAILED
+
+	one_step "make all" "$LOG/build.log" make -C "$ROOT" all
+	if [ -f "$ROOT/selftests/tools/Makefile" ]; then
+		one_step "selftests/tools" "$LOG/tools.log" make -C "$ROOT/selftests/tools"
+	fi
+	BUILD_OK=1
+	[ "$FAILED" = "$before" ] || BUILD_OK=0
+}
+
+# summed STAGE LOG RC: add the stage's closing "N passed, N failed" line
+summed() {
+	local stage=$1 log=$2 rc=$3 last p f
+
+	last=$(tail -n 1 "$log")
+	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		p=${BASH_REMATCH[1]}
+		f=${BASH_REMATCH[2]}
+		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+			say "$stage: exit status $rc with no failed test: counted as a failure"
+			f=1
+		fi
+		count "$p" "$f"
+		say "$stage: $p passed, $f failed"
+	else
+		say "$stage: FAILED (exit status $rc, no 'N passed, N failed' line)"
+		count 0 1
+	fi
+}
+
+stage_unit() {
+	local rc=0
+
+	if [ ! -f "$ROOT/tests/unit/Makefile" ]; then
+		say "unit: FAILED (tests/unit/Makefile does not exist yet)"
+		count 0 1
+		return
+	fi
+	make -s -C "$ROOT" unit 2>&1 | tee "$LOG/unit.log" || rc=$?
+	summed unit "$LOG/unit.log" $rc
+}
+
+stage_vm() {
+	local rc=0 tests=("$ROOT"/selftests/eroce/*.sh)
+
+	if [ "$BUILD_OK" != 1 ]; then
+		say "vm: FAILED (not run: the build failed, the module may be stale)"
+		count 0 1
+		return
+	fi
+	if [ ! -e "${tests[0]}" ]; then
+		say "vm: FAILED (no selftests/eroce/*.sh)"
+		count 0 1
+		return
+	fi
+	"$ROOT/selftests/run_vm.sh" "${tests[@]}" 2>&1 | tee "$LOG/vm.log" || rc=$?
+	summed vm "$LOG/vm.log" $rc
+}
+
+main() {
+	mkdir -p "$LOG"
+	say "build"
+	stage_build
+	say "unit tests"
+	stage_unit
+	say "VM tests"
+	stage_vm
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" = 0 ]
+}
+
+main "$@"
