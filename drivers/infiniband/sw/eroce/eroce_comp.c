@@ -44,9 +44,10 @@ static void eroce_comp_ack_until(struct eroce_qp *qp, u32 psn)
 {
 	struct eroce_req *req = &qp->eng.req;
 
-	if (eroce_psn_after(psn, req->una_psn))
+	if (eroce_psn_after(psn, req->una_psn)) {
 		req->una_psn = psn;
-	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
+		req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
+	}
 	/* acknowledged past where a rewind left the requester: skip ahead */
 	if (eroce_psn_after(req->una_psn, req->psn))
 		eroce_req_rewind(qp, req->una_psn);
@@ -101,6 +102,18 @@ static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn)
 	switch (eroce_syn_value(syn)) {
 	case EROCE_NAK_PSN_SEQ_ERR:
 		eroce_stat_inc(edev, EROCE_CNT_SEQ_NAK_RCVD);
+		/* like a timeout, a NAK that acknowledges nothing costs a retry */
+		if (!eroce_psn_after(psn, req->una_psn)) {
+			if (!req->retry_left) {
+				eroce_stat_inc(edev, EROCE_CNT_RETRY_EXCEEDED);
+				if (req->tail != req->cur)
+					eroce_req_complete_tail(qp,
+								IB_WC_RETRY_EXC_ERR);
+				eroce_qp_fatal(qp);
+				return;
+			}
+			req->retry_left--;
+		}
 		eroce_comp_ack_until(qp, psn);
 		eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_NAK);
 		eroce_req_rewind(qp, psn);

@@ -7,7 +7,9 @@
  * serialises eroce_cq_post (and guards cq->overflowed), its consumer_lock
  * serialises poll_cq of kernel CQs.  The arm bits in ctrl.flags are
  * changed with atomic read-modify-writes only; comp_handler and the event
- * handler are called with no lock held.
+ * handler are called without the CQ's locks (the engines may hold their
+ * QP's engine lock: a comp_handler must not re-enter that QP's engine
+ * synchronously, and ib_core's handlers only schedule work).
  */
 #include <linux/log2.h>
 

@@ -151,6 +151,7 @@ void eroce_qp_engine_fini(struct eroce_qp *qp);
 void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 			    enum ib_qp_state next);
 void eroce_qp_kick(struct eroce_qp *qp);
+void eroce_qp_engine_flush(struct eroce_qp *qp);
 void eroce_qp_fatal(struct eroce_qp *qp);
 
 /* eroce_req.c */

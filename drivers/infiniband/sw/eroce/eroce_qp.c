@@ -4,11 +4,12 @@
  * machine and attributes, kernel posting and flushing.
  *
  * create/modify/query/destroy run in process context; post_send,
- * post_recv, eroce_qp_get/put, eroce_qp_set_error and eroce_qp_flush run
- * in any context.  Locks: qp->state_lock (interrupts off) guards the
- * attributes; the SQ/RQ producer_lock serialises kernel posting, the
- * consumer_lock the flush (and, later, the engines).  No two of them nest;
- * CQEs are posted with none of them held.  QPNs come from eroce_res.qp_xa
+ * post_recv, eroce_qp_get/put and eroce_qp_flush run in any context.
+ * Locks: qp->state_lock (interrupts off) guards the attributes; the SQ/RQ
+ * producer_lock serialises kernel posting, the consumer_lock the flush and
+ * the engines' consumption.  No two of them nest here; the engines take
+ * them inside qp->eng.lock (eroce_engine.h).  The flushes here post CQEs
+ * with none of them held.  QPNs come from eroce_res.qp_xa
  * (its xa_lock); lookups run under RCU, and destroy waits for a grace
  * period before the QP can be freed.
  */
@@ -537,21 +538,6 @@ void eroce_qp_flush(struct eroce_qp *qp)
 	eroce_qp_flush_rq(qp);
 }
 
-/* an engine hit a fatal error: move the QP to ERR and flush it */
-void eroce_qp_set_error(struct eroce_qp *qp)
-{
-	unsigned long flags;
-	bool was_err;
-
-	spin_lock_irqsave(&qp->state_lock, flags);
-	was_err = qp->attrs.state == IB_QPS_ERR;
-	WRITE_ONCE(qp->attrs.state, IB_QPS_ERR);
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-
-	if (!was_err)
-		eroce_qp_flush(qp);
-}
-
 static bool eroce_send_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
 {
 	switch (op) {
@@ -707,7 +693,7 @@ int eroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			return -EINVAL;
 		}
 		if (state == IB_QPS_ERR)
-			eroce_qp_flush_sq(qp);
+			eroce_qp_engine_flush(qp);
 		else
 			eroce_qp_kick(qp);
 		return 0;
@@ -735,7 +721,7 @@ int eroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (err)
 		*bad_wr = wr;
 	if (eroce_qp_state(qp) == IB_QPS_ERR)
-		eroce_qp_flush_sq(qp);
+		eroce_qp_engine_flush(qp);
 	else
 		eroce_qp_kick(qp);
 	return err;

@@ -711,6 +711,7 @@ enum hrtimer_restart eroce_req_timer(struct hrtimer *timer)
 						   req);
 	struct eroce_qp *qp = container_of(eng, struct eroce_qp, eng);
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	struct eroce_swqe *w;
 	bool kick = false;
 
 	spin_lock_bh(&eng->lock);
@@ -733,6 +734,16 @@ enum hrtimer_restart eroce_req_timer(struct hrtimer *timer)
 		goto out_unlock;
 	}
 	req->retry_left--;
+
+	/* an open read at the head of the line: ask for its rest only */
+	w = eroce_req_swqe(qp, req->tail);
+	if (req->tail != req->cur && w->psn_valid && !w->done &&
+	    w->wqe->opcode == IB_UVERBS_WR_RDMA_READ) {
+		w->rerequested = true;
+		eroce_req_resend_read(qp, w);
+		eroce_req_arm_timer(qp, eroce_req_rto_ns(qp));
+		goto out_unlock;
+	}
 	eroce_req_rewind(qp, req->una_psn);
 	kick = true;
 out_unlock:

@@ -137,8 +137,21 @@ static void eroce_resp_ack(struct eroce_qp *qp, u8 syn, u32 psn)
 }
 
 static void eroce_resp_nak(struct eroce_qp *qp, struct eroce_rx *pkt,
-			   enum eroce_nak_code code, enum eroce_counter cnt)
+			   enum eroce_nak_code code)
 {
+	enum eroce_counter cnt;
+
+	switch (code) {
+	case EROCE_NAK_REM_ACCESS_ERR:
+		cnt = EROCE_CNT_ACCESS_NAK_SENT;
+		break;
+	case EROCE_NAK_REM_OP_ERR:
+		cnt = EROCE_CNT_REM_OP_NAK_SENT;
+		break;
+	default:
+		cnt = EROCE_CNT_INVALID_NAK_SENT;
+		break;
+	}
 	eroce_stat_inc(pkt->edev, cnt);
 	net_dbg_ratelimited("eroce: QP %u: NAK %d for %s PSN %u\n",
 			    qp->ibqp.qp_num, code,
@@ -148,12 +161,11 @@ static void eroce_resp_nak(struct eroce_qp *qp, struct eroce_rx *pkt,
 
 /* a fatal request error: NAK it, and the QP goes to the error state */
 static void eroce_resp_fatal(struct eroce_qp *qp, struct eroce_rx *pkt,
-			     enum eroce_nak_code code, enum eroce_counter cnt,
-			     enum ib_wc_status status)
+			     enum eroce_nak_code code, enum ib_wc_status status)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
 
-	eroce_resp_nak(qp, pkt, code, cnt);
+	eroce_resp_nak(qp, pkt, code);
 	if (resp->have_rwqe) {
 		const struct eroce_recv_wqe *rwqe = resp->rwqe;
 		struct eroce_cqe cqe = {
@@ -316,7 +328,6 @@ static bool eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 		}
 		if (err) {
 			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_OP_ERR,
-					 EROCE_CNT_INVALID_NAK_SENT,
 					 IB_WC_LOC_QP_OP_ERR);
 			return false;
 		}
@@ -325,14 +336,12 @@ static bool eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 	if (!(flags & EROCE_OPF_END) &&
 	    pkt->paylen != eroce_resp_mtu(qp)) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
-				 EROCE_CNT_INVALID_NAK_SENT,
 				 IB_WC_REM_INV_REQ_ERR);
 		return false;
 	}
 	err = eroce_resp_fill_rwqe(qp, pkt->payload, pkt->paylen);
 	if (err) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
-				 EROCE_CNT_INVALID_NAK_SENT,
 				 err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
 						  IB_WC_LOC_PROT_ERR);
 		return false;
@@ -361,7 +370,6 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 		}
 		if (err) {
 			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_OP_ERR,
-					 EROCE_CNT_INVALID_NAK_SENT,
 					 IB_WC_LOC_QP_OP_ERR);
 			return false;
 		}
@@ -381,9 +389,7 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 						    resp->wr_va, len,
 						    IB_ACCESS_REMOTE_WRITE);
 			if (!resp->wr_mr) {
-				eroce_resp_fatal(qp, pkt,
-						 EROCE_NAK_REM_ACCESS_ERR,
-						 EROCE_CNT_ACCESS_NAK_SENT,
+				eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_ACCESS_ERR,
 						 IB_WC_REM_ACCESS_ERR);
 				return false;
 			}
@@ -395,7 +401,6 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 	    (!(flags & EROCE_OPF_END) && pkt->paylen != eroce_resp_mtu(qp)) ||
 	    ((flags & EROCE_OPF_END) && pkt->paylen != resp->wr_left)) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
-				 EROCE_CNT_INVALID_NAK_SENT,
 				 IB_WC_REM_INV_REQ_ERR);
 		return false;
 	}
@@ -404,7 +409,6 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 				    pkt->paylen, true);
 		if (err) {
 			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_ACCESS_ERR,
-					 EROCE_CNT_ACCESS_NAK_SENT,
 					 IB_WC_REM_ACCESS_ERR);
 			return false;
 		}
@@ -511,6 +515,28 @@ static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 	return 0;
 }
 
+/*
+ * A repeated READ whose responses are still queued: send them again from
+ * the PSN asked for, rather than queueing the read twice (a requester that
+ * timed out while we were busy answering must not double our work).
+ */
+static bool eroce_resp_read_queued(struct eroce_qp *qp, u32 psn)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	u32 i;
+
+	for (i = resp->rsp_tail; i != resp->rsp_head; i++) {
+		struct eroce_rsp *rsp = &resp->rsp[i & (resp->rsp_size - 1)];
+		s32 off = eroce_psn_diff(psn, rsp->first_psn);
+
+		if (rsp->type != EROCE_RSP_READ || off < 0 || off >= rsp->npkts)
+			continue;
+		rsp->sent = min_t(u32, rsp->sent, off);
+		return true;
+	}
+	return false;
+}
+
 static void eroce_resp_duplicate(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
@@ -519,7 +545,8 @@ static void eroce_resp_duplicate(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 	eroce_stat_inc(pkt->edev, EROCE_CNT_DUP_REQUESTS);
 	if (flags & EROCE_OPF_READ) {
-		eroce_resp_read(qp, pkt, true);
+		if (!eroce_resp_read_queued(qp, pkt->psn))
+			eroce_resp_read(qp, pkt, true);
 		return;
 	}
 	if (flags & EROCE_OPF_ATOMIC) {
@@ -564,7 +591,6 @@ static void eroce_resp_rc(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 	if (!eroce_resp_sequence_ok(resp, flags)) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
-				 EROCE_CNT_INVALID_NAK_SENT,
 				 IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
@@ -583,8 +609,7 @@ static void eroce_resp_rc(struct eroce_qp *qp, struct eroce_rx *pkt)
 			eroce_resp_fatal(qp, pkt, err == -EACCES ?
 					 EROCE_NAK_REM_ACCESS_ERR :
 					 EROCE_NAK_INVALID_REQ,
-					 EROCE_CNT_ACCESS_NAK_SENT,
-					 IB_WC_REM_ACCESS_ERR);
+				 IB_WC_REM_ACCESS_ERR);
 			return;
 		}
 		npsn = resp->rsp[(resp->rsp_head - 1) &
@@ -595,8 +620,7 @@ static void eroce_resp_rc(struct eroce_qp *qp, struct eroce_rx *pkt)
 			eroce_resp_fatal(qp, pkt, err == -EACCES ?
 					 EROCE_NAK_REM_ACCESS_ERR :
 					 EROCE_NAK_INVALID_REQ,
-					 EROCE_CNT_ACCESS_NAK_SENT,
-					 IB_WC_REM_ACCESS_ERR);
+				 IB_WC_REM_ACCESS_ERR);
 			return;
 		}
 	}
@@ -627,7 +651,7 @@ static void eroce_resp_ud(struct eroce_qp *qp, struct eroce_rx *pkt)
 	}
 
 	err = eroce_resp_fetch_rwqe(qp);
-	if (err) {
+	if (err == -ENOENT || err == -EPROTO) {
 		resp->have_rwqe = false;
 		eroce_stat_inc(pkt->edev, EROCE_CNT_DROP_NO_RECV_WQE);
 		net_dbg_ratelimited("eroce: QP %u: no receive WQE\n",
@@ -642,7 +666,9 @@ static void eroce_resp_ud(struct eroce_qp *qp, struct eroce_rx *pkt)
 	else
 		memcpy(grh, skb_network_header(skb), EROCE_GRH_BYTES);
 
-	err = eroce_resp_fill_rwqe(qp, grh, sizeof(grh));
+	/* a malformed receive WQE (err) completes in error like a short one */
+	if (!err)
+		err = eroce_resp_fill_rwqe(qp, grh, sizeof(grh));
 	if (!err)
 		err = eroce_resp_fill_rwqe(qp, pkt->payload, pkt->paylen);
 	if (err) {
@@ -650,6 +676,7 @@ static void eroce_resp_ud(struct eroce_qp *qp, struct eroce_rx *pkt)
 		struct eroce_cqe cqe = {
 			.wr_id = rwqe->wr_id,
 			.status = err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
+				  err == -EINVAL ? IB_WC_LOC_QP_OP_ERR :
 						   IB_WC_LOC_PROT_ERR,
 			.opcode = IB_WC_RECV,
 			.qp_num = qp->ibqp.qp_num,

@@ -54,6 +54,31 @@ static void eroce_req_resync(struct eroce_qp *qp)
 	req->rnr_wait = false;
 }
 
+/**
+ * eroce_qp_engine_flush() - complete everything queued on a QP in ERR
+ * @qp: a QP whose state is already ERR
+ *
+ * The requester's fetched entries first (under the engine lock, from the
+ * kernel's copies), then whatever is left in the rings.  In ERR the
+ * engines fetch nothing, so the two never complete an entry twice.
+ * Context: process context or the QP's work item; no locks held.
+ */
+void eroce_qp_engine_flush(struct eroce_qp *qp)
+{
+	struct eroce_qp_engine *eng = &qp->eng;
+
+	spin_lock_bh(&eng->lock);
+	eroce_req_flush(qp);
+	eroce_resp_reset(qp);
+	spin_unlock_bh(&eng->lock);
+
+	eroce_qp_flush(qp);
+
+	spin_lock_bh(&eng->lock);
+	eroce_req_resync(qp);
+	spin_unlock_bh(&eng->lock);
+}
+
 /*
  * An engine hit an error the QP cannot survive: the QP moves to ERR,
  * outstanding work completes with a flush error (the rings' leftovers
@@ -89,9 +114,8 @@ static void eroce_qp_work(struct work_struct *work)
 	if (eng->flush_pending) {
 		eng->flush_pending = false;
 		spin_unlock_bh(&eng->lock);
-		eroce_qp_flush(qp);
+		eroce_qp_engine_flush(qp);
 		spin_lock_bh(&eng->lock);
-		eroce_req_resync(qp);
 	}
 	more = eroce_resp_run_reads(qp);
 	more |= eroce_req_run(qp);
@@ -181,14 +205,7 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 	struct eroce_resp *resp = &eng->resp;
 
 	if (next == IB_QPS_ERR && cur != IB_QPS_ERR) {
-		spin_lock_bh(&eng->lock);
-		eroce_req_flush(qp);
-		eroce_resp_reset(qp);
-		spin_unlock_bh(&eng->lock);
-		eroce_qp_flush(qp);
-		spin_lock_bh(&eng->lock);
-		eroce_req_resync(qp);
-		spin_unlock_bh(&eng->lock);
+		eroce_qp_engine_flush(qp);
 		return;
 	}
 

@@ -307,7 +307,6 @@ int eroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 struct eroce_qp *eroce_qp_get(struct eroce_res *res, u32 qpn);
 void eroce_qp_put(struct eroce_qp *qp);
-void eroce_qp_set_error(struct eroce_qp *qp);
 void eroce_qp_flush(struct eroce_qp *qp);
 
 #endif /* EROCE_VERBS_H */
