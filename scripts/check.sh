@@ -84,6 +84,11 @@ stage_unit() {
 	fi
 	make -s -C "$ROOT" unit 2>&1 | tee "$LOG/unit.log" || rc=$?
 	summed unit "$LOG/unit.log" $rc
+
+	# the provider's ring code against a simulated kernel side
+	rc=0
+	make -s -C "$ROOT/userspace" check 2>&1 | tee "$LOG/rings.log" || rc=$?
+	summed rings "$LOG/rings.log" $rc
 }
 
 stage_vm() {

@@ -31,12 +31,7 @@ enum {
 			    IBV_QP_EX_WITH_RDMA_READ |
 			    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
-			    IBV_QP_EX_WITH_LOCAL_INV |
 			    IBV_QP_EX_WITH_SEND_WITH_INV,
-	EROCE_UC_SEND_OPS = IBV_QP_EX_WITH_RDMA_WRITE |
-			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-			    IBV_QP_EX_WITH_SEND |
-			    IBV_QP_EX_WITH_SEND_WITH_IMM,
 	EROCE_UD_SEND_OPS = IBV_QP_EX_WITH_SEND |
 			    IBV_QP_EX_WITH_SEND_WITH_IMM,
 	EROCE_QP_COMP_MASK = IBV_QP_INIT_ATTR_PD |
@@ -49,8 +44,6 @@ static uint64_t eroce_send_ops(enum ibv_qp_type type)
 	switch (type) {
 	case IBV_QPT_RC:
 		return EROCE_RC_SEND_OPS;
-	case IBV_QPT_UC:
-		return EROCE_UC_SEND_OPS;
 	case IBV_QPT_UD:
 		return EROCE_UD_SEND_OPS;
 	default:
@@ -126,10 +119,12 @@ static int eroce_check_send_wr(struct eroce_qp *qp,
 			return EINVAL;
 		break;
 	case IBV_WR_RDMA_READ:
-	case IBV_WR_LOCAL_INV:
 		if (wr->send_flags & IBV_SEND_INLINE)
 			return EINVAL;
 		break;
+	case IBV_WR_LOCAL_INV:
+		/* no memory windows or fast-registration MRs to invalidate */
+		return EINVAL;
 	default:
 		break;
 	}
@@ -187,7 +182,6 @@ static void eroce_write_send_wr(struct eroce_qp *qp,
 		wqe->ex = wr->imm_data;
 		break;
 	case IBV_WR_SEND_WITH_INV:
-	case IBV_WR_LOCAL_INV:
 		wqe->ex = wr->invalidate_rkey;
 		break;
 	default:
@@ -385,14 +379,6 @@ static void wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
 		wqe->ex = invalidate_rkey;
 }
 
-static void wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
-{
-	struct eroce_send_wqe *wqe = wr_begin(ibqp, IBV_WR_LOCAL_INV);
-
-	if (wqe)
-		wqe->ex = invalidate_rkey;
-}
-
 static void wr_rdma(struct ibv_qp_ex *ibqp, enum ibv_wr_opcode op,
 		    uint32_t rkey, uint64_t remote_addr, __be32 imm)
 {
@@ -471,9 +457,6 @@ static void wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 static bool wr_data_ok(struct eroce_qp *qp, bool inl)
 {
 	switch (qp->cur_wqe->opcode) {
-	case IBV_WR_LOCAL_INV:
-		qp->wr_err = EINVAL;
-		return false;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -599,8 +582,6 @@ static void eroce_qp_set_ex_ops(struct eroce_qp *qp, uint64_t ops)
 		ex->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		ex->wr_atomic_fetch_add = wr_atomic_fetch_add;
-	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
-		ex->wr_local_inv = wr_local_inv;
 	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
 		ex->wr_send_inv = wr_send_inv;
 
