@@ -102,18 +102,15 @@ static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn)
 	switch (eroce_syn_value(syn)) {
 	case EROCE_NAK_PSN_SEQ_ERR:
 		eroce_stat_inc(edev, EROCE_CNT_SEQ_NAK_RCVD);
-		/* like a timeout, a NAK that acknowledges nothing costs a retry */
-		if (!eroce_psn_after(psn, req->una_psn)) {
-			if (!req->retry_left) {
-				eroce_stat_inc(edev, EROCE_CNT_RETRY_EXCEEDED);
-				if (req->tail != req->cur)
-					eroce_req_complete_tail(qp,
-								IB_WC_RETRY_EXC_ERR);
-				eroce_qp_fatal(qp);
-				return;
-			}
-			req->retry_left--;
-		}
+		/*
+		 * Sequence NAKs cost no retry: each one follows a loss the
+		 * responder saw, and it sends one per hole; the retransmit
+		 * timer bounds a peer that makes no progress at all.  One
+		 * that trails an RNR NAK changes nothing: the RNR wait
+		 * resends from the same PSN.
+		 */
+		if (req->rnr_wait && psn == req->una_psn)
+			return;
 		eroce_comp_ack_until(qp, psn);
 		eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_NAK);
 		eroce_req_rewind(qp, psn);
@@ -272,6 +269,13 @@ static void eroce_comp_retire(struct eroce_qp *qp)
 	}
 }
 
+/*
+ * Read responses may arrive out of order (several CPUs feed the path):
+ * every packet carries its own offset, so data is placed as it comes, and
+ * w->ooo remembers which of the next 64 packets after w->resp_psn are in.
+ * Only a hole that stays open is asked for again (eroce_comp_read_entry()
+ * for a later read's responses, or the retransmit timer).
+ */
 static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
@@ -280,16 +284,18 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 	struct eroce_sge_iter it;
 	struct eroce_swqe *w;
 	u32 off;
+	s32 d;
 	int err;
 
 	w = eroce_comp_read_entry(qp, pkt->psn);
 	if (!w)
 		return -EINVAL;
 
-	if (pkt->psn != w->resp_psn) {
-		if (w->done || eroce_psn_before(pkt->psn, w->resp_psn))
-			return -EALREADY;	/* a duplicate response */
-		/* responses of this read were lost: ask for the rest once */
+	d = eroce_psn_diff(pkt->psn, w->resp_psn);
+	if (w->done || d < 0 || (d > 0 && (w->ooo & BIT_ULL(d - 1))))
+		return -EALREADY;		/* a duplicate response */
+	if (d > 64) {
+		/* too far ahead to remember: ask for the rest once */
 		if (!w->rerequested) {
 			w->rerequested = true;
 			eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_NAK);
@@ -300,8 +306,15 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 	off = eroce_psn_diff(pkt->psn, w->first_psn) * mtu;
 	if (off + pkt->paylen > w->length ||
-	    (!(pkt->info->flags & EROCE_OPF_END) && pkt->paylen != mtu))
-		return -EINVAL;
+	    (!(pkt->info->flags & EROCE_OPF_END) && pkt->paylen != mtu) ||
+	    ((pkt->info->flags & EROCE_OPF_END) &&
+	     off + pkt->paylen != w->length)) {
+		while (eroce_comp_swqe(qp, req->tail) != w)
+			eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
+		eroce_req_complete_tail(qp, IB_WC_BAD_RESP_ERR);
+		eroce_qp_fatal(qp);
+		return 0;
+	}
 
 	eroce_sge_iter_init(&it, (const struct eroce_sge *)(w->wqe + 1),
 			    w->wqe->num_sge);
@@ -316,21 +329,22 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 		eroce_qp_fatal(qp);
 		return 0;
 	}
-
-	w->resp_psn = eroce_psn_add(w->resp_psn, 1);
-	w->rerequested = false;
 	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
 
-	if (pkt->info->flags & EROCE_OPF_END) {
-		if (off + pkt->paylen != w->length) {
-			while (eroce_comp_swqe(qp, req->tail) != w)
-				eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
-			eroce_req_complete_tail(qp, IB_WC_BAD_RESP_ERR);
-			eroce_qp_fatal(qp);
-			return 0;
-		}
-		w->done = true;
+	if (d > 0) {
+		w->ooo |= BIT_ULL(d - 1);
+		return 0;
 	}
+	/* in order: move past it and past what already came after it */
+	w->resp_psn = eroce_psn_add(w->resp_psn, 1);
+	while (w->ooo & 1) {
+		w->ooo >>= 1;
+		w->resp_psn = eroce_psn_add(w->resp_psn, 1);
+	}
+	w->ooo >>= 1;
+	w->rerequested = false;
+	if (eroce_psn_after(w->resp_psn, w->last_psn))
+		w->done = true;
 	eroce_comp_retire(qp);
 	return 0;
 }

@@ -25,6 +25,8 @@ struct eroce_swqe {
 	u32 first_psn;			/* of the request (or read response) */
 	u32 last_psn;
 	u32 resp_psn;			/* next read response PSN expected */
+	u64 ooo;			/* responses resp_psn + 1 + i that
+					 * came early, bit i */
 	bool psn_valid;			/* sent at least once */
 	bool rerequested;		/* read re-requested from resp_psn */
 	bool done;			/* every response is in */
@@ -54,7 +56,10 @@ struct eroce_rsp {
 	struct eroce_mr *mr;		/* READ: reference held */
 };
 
-/* owed responses: max_dest_rd_atomic reads plus this many ACKs */
+/*
+ * Owed responses: room for twice (max_dest_rd_atomic + this many), so
+ * that repeated reads, which may use only half, never crowd out new ones.
+ */
 #define EROCE_RSP_EXTRA		16
 
 /* result of an executed atomic, replayed for a duplicate request */
@@ -66,7 +71,7 @@ struct eroce_atomic_res {
 
 #define EROCE_ATOMIC_REPLAY	16
 #define EROCE_REQ_BUDGET	64	/* packets per requester run */
-#define EROCE_MAX_INFLIGHT_PKTS	1024	/* unacknowledged packets per QP */
+#define EROCE_MAX_INFLIGHT_PKTS	256	/* unacknowledged packets per QP */
 #define EROCE_ACKREQ_EVERY	32	/* AckReq at least this often */
 
 struct eroce_req {
@@ -117,6 +122,7 @@ struct eroce_qp_engine {
 	/* guards req, resp and the QP's SQ/RQ consumer side in the engines */
 	spinlock_t lock;
 	struct work_struct work;	/* requester and read responder */
+	int cpu;			/* where the work runs: in order */
 	bool dead;			/* QP being destroyed: no new work */
 	bool flush_pending;		/* fatal error: flush the rings */
 	struct eroce_req req;

@@ -143,6 +143,18 @@ void eroce_req_arm_timer(struct eroce_qp *qp, u64 ns)
 	req->timer_armed = true;
 }
 
+/*
+ * Is a sent packet still unacknowledged?  Entries are sent and completed
+ * in order, so: has the oldest entry been sent?
+ */
+static bool eroce_req_outstanding(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	return req->tail != req->head &&
+	       eroce_req_swqe(qp, req->tail)->psn_valid;
+}
+
 /* local ACK timeout: 4.096 us * 2^timeout; 0 means wait forever */
 static u64 eroce_req_rto_ns(struct eroce_qp *qp)
 {
@@ -163,7 +175,7 @@ void eroce_req_progress(struct eroce_qp *qp)
 	lockdep_assert_held(&qp->eng.lock);
 	if (req->rnr_wait)
 		return;
-	if (req->una_psn == req->psn && req->tail == req->cur) {
+	if (!eroce_req_outstanding(qp)) {
 		if (req->timer_armed) {
 			hrtimer_try_to_cancel(&req->timer);
 			req->timer_armed = false;
@@ -366,6 +378,7 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 	struct sk_buff *skb;
 	struct eroce_bth *bth;
 	u8 opcode;
+	u32 psn;
 	int err;
 
 	if (!eroce_wqe_is_rd_atomic(wqe)) {
@@ -383,6 +396,21 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 		w->last_psn = eroce_psn_add(req->psn, total - 1);
 		w->resp_psn = req->psn;
 		w->psn_valid = true;
+	} else if (wqe->opcode == IB_UVERBS_WR_RDMA_READ) {
+		/* going back over a read: ask only for what has not come */
+		u32 got = eroce_psn_diff(w->resp_psn, w->first_psn);
+
+		if (w->done) {
+			req->cur++;
+			req->cur_offset = 0;
+			req->psn = eroce_psn_add(w->last_psn, 1);
+			return 0;
+		}
+		if (got * mtu > off) {
+			off = got * mtu;
+			req->psn = w->resp_psn;
+			npkts = max_t(u32, 1, DIV_ROUND_UP(w->length - off, mtu));
+		}
 	}
 
 	opcode = eroce_req_opcode(wqe, first, last);
@@ -452,9 +480,15 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 	if (eroce_psn_after(req->psn, req->max_psn))
 		req->max_psn = req->psn;
 
-	eroce_pkt_xmit(edev, &qp->attrs.av,
-		       eroce_qp_sport(qp, READ_ONCE(qp->attrs.dest_qp_num),
-				      qp->attrs.av.flow_label), skb);
+	psn = eroce_bth_psn(bth);
+	err = eroce_pkt_xmit(edev, &qp->attrs.av,
+			     eroce_qp_sport(qp, READ_ONCE(qp->attrs.dest_qp_num),
+					    qp->attrs.av.flow_label), skb);
+	if (err) {
+		/* dropped on the way out: send it again on the next run */
+		eroce_req_rewind(qp, psn);
+		return -EAGAIN;
+	}
 	return 0;
 }
 
@@ -686,6 +720,11 @@ bool eroce_req_run(struct eroce_qp *qp)
 		err = eroce_req_send_rc(qp, w);
 		if (err == -ENOMEM)
 			return true;
+		/* the stack dropped a packet: let the queues drain first */
+		if (err == -EAGAIN) {
+			eroce_req_progress(qp);
+			return false;
+		}
 		if (err) {
 			/* a local protection or length error: the QP fails */
 			while (req->tail != req->cur)
@@ -723,7 +762,7 @@ enum hrtimer_restart eroce_req_timer(struct hrtimer *timer)
 		kick = true;
 		goto out_unlock;
 	}
-	if (req->una_psn == req->psn && req->tail == req->cur)
+	if (!eroce_req_outstanding(qp))
 		goto out_unlock;
 
 	eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_TIMEOUTS);

@@ -56,10 +56,10 @@ static struct sk_buff *eroce_resp_pkt(struct eroce_qp *qp, u8 opcode,
 	return skb;
 }
 
-static void eroce_resp_xmit(struct eroce_qp *qp, struct sk_buff *skb)
+static int eroce_resp_xmit(struct eroce_qp *qp, struct sk_buff *skb)
 {
-	eroce_pkt_xmit(to_eroce_dev(qp->ibqp.device), &qp->attrs.av,
-		       eroce_resp_sport(qp), skb);
+	return eroce_pkt_xmit(to_eroce_dev(qp->ibqp.device), &qp->attrs.av,
+			      eroce_resp_sport(qp), skb);
 }
 
 static void eroce_resp_send_ack_now(struct eroce_qp *qp, u8 syn, u32 psn,
@@ -545,7 +545,13 @@ static void eroce_resp_duplicate(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 	eroce_stat_inc(pkt->edev, EROCE_CNT_DUP_REQUESTS);
 	if (flags & EROCE_OPF_READ) {
-		if (!eroce_resp_read_queued(qp, pkt->psn))
+		/*
+		 * Repeated reads may take only the spare half of the queue:
+		 * the other half stays free for the new reads the peer may
+		 * have outstanding (max_dest_rd_atomic).
+		 */
+		if (!eroce_resp_read_queued(qp, pkt->psn) &&
+		    resp->rsp_head - resp->rsp_tail < resp->rsp_size / 2)
 			eroce_resp_read(qp, pkt, true);
 		return;
 	}
@@ -738,7 +744,8 @@ static bool eroce_resp_send_read_pkt(struct eroce_qp *qp,
 		kfree_skb(skb);
 		return false;
 	}
-	eroce_resp_xmit(qp, skb);
+	if (eroce_resp_xmit(qp, skb))
+		return false;		/* dropped on the way out: retry */
 	rsp->sent++;
 	return true;
 }

@@ -21,7 +21,12 @@ static struct workqueue_struct *eroce_wq;
 
 int eroce_wq_init(void)
 {
-	eroce_wq = alloc_workqueue("eroce", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	/*
+	 * Bound: each QP's work runs on one CPU, so its packets enter the
+	 * stack in order (a veth, for one, queues per CPU and would reorder
+	 * packets sent from two).
+	 */
+	eroce_wq = alloc_workqueue("eroce", WQ_MEM_RECLAIM, 0);
 	return eroce_wq ? 0 : -ENOMEM;
 }
 
@@ -34,7 +39,7 @@ void eroce_wq_exit(void)
 void eroce_qp_kick(struct eroce_qp *qp)
 {
 	if (!READ_ONCE(qp->eng.dead))
-		queue_work(eroce_wq, &qp->eng.work);
+		queue_work_on(READ_ONCE(qp->eng.cpu), eroce_wq, &qp->eng.work);
 }
 
 /* realign the requester with the SQ after a flush or discard */
@@ -139,6 +144,7 @@ int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq)
 
 	spin_lock_init(&eng->lock);
 	INIT_WORK(&eng->work, eroce_qp_work);
+	eng->cpu = cpumask_local_spread(0, NUMA_NO_NODE);
 	hrtimer_init(&eng->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	eng->req.timer.function = eroce_req_timer;
 
@@ -146,7 +152,7 @@ int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq)
 	eng->req.copies = kvmalloc_array(slots, qp->sq.slot_size, GFP_KERNEL);
 	eng->resp.rwqe_size = srq ? srq->ring.slot_size : qp->rq.slot_size;
 	eng->resp.rwqe = kmalloc(eng->resp.rwqe_size, GFP_KERNEL);
-	eng->resp.rsp_size = roundup_pow_of_two(EROCE_RSP_EXTRA);
+	eng->resp.rsp_size = roundup_pow_of_two(2 * EROCE_RSP_EXTRA);
 	eng->resp.rsp = kcalloc(eng->resp.rsp_size, sizeof(*eng->resp.rsp),
 				GFP_KERNEL);
 	if (!eng->req.swqe || !eng->req.copies || !eng->resp.rwqe ||
@@ -211,8 +217,8 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 
 	/* room for every read the peer may have outstanding */
 	if (next == IB_QPS_RTR && cur != IB_QPS_RTR) {
-		u32 size = roundup_pow_of_two(EROCE_RSP_EXTRA +
-			READ_ONCE(qp->attrs.max_dest_rd_atomic));
+		u32 size = roundup_pow_of_two(2 * (EROCE_RSP_EXTRA +
+			READ_ONCE(qp->attrs.max_dest_rd_atomic)));
 		struct eroce_rsp *rsp = NULL;
 
 		if (size > resp->rsp_size)
@@ -228,6 +234,11 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 			kfree(rsp);
 		}
 	}
+
+	/* spread QPs over the CPUs by number */
+	if (cur == IB_QPS_RESET && next != IB_QPS_RESET)
+		WRITE_ONCE(eng->cpu, cpumask_local_spread(qp->ibqp.qp_num,
+							  NUMA_NO_NODE));
 
 	spin_lock_bh(&eng->lock);
 	if (next == IB_QPS_RESET) {
