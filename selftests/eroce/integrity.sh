@@ -1,0 +1,172 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# integrity.sh: every byte moved by SEND, RDMA WRITE (+ WRITE_WITH_IMM)
+# and RDMA READ between two eroce devices arrives intact.  Runs
+# selftests/tools/eroce_integrity (server in ns2, client in ns1; 4 QPs x 32
+# WRs, message sizes around MTU boundaries and random, multi-SGE WRs) once
+# per operation, once over the IPv6 GID, and once more with netem dropping
+# 1% of the packets on both veth ends, where the retransmit counters of
+# `rdma statistic` must move.  The kernel log must stay free of splats.
+#
+#   ns1: veth1 198.18.0.1 2001:db8::1 (eroce1) <-> ns2: veth2 .2 ::2 (eroce2)
+#
+# INTEGRITY_BYTES (default 48M) is the amount per operation, INTEGRITY_LOSS_BYTES
+# (default 16M) the amount under loss.
+set -u -o pipefail
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
+BYTES=${INTEGRITY_BYTES:-48M}
+LOSS_BYTES=${INTEGRITY_LOSS_BYTES:-16M}
+TMO=${INTEGRITY_TIMEOUT:-150}
+PORT=18530
+OUT=/tmp/integrity
+mkdir -p "$OUT"
+
+setup() {
+	two_ns_setup &&
+		eroce_load && provider_install &&
+		ns1 rdma link add eroce1 type eroce netdev veth1 &&
+		ns2 rdma link add eroce2 type eroce netdev veth2 &&
+		wait_for 10 port_state_is eroce1 "4: ACTIVE" &&
+		wait_for 10 port_state_is eroce2 "4: ACTIVE" &&
+		wait_for 10 has_gid eroce1 "$(ipv4_gid 198.18.0.1)" &&
+		wait_for 10 has_gid eroce2 "$(ipv4_gid 198.18.0.2)" &&
+		wait_for 10 has_gid eroce1 "$(ipv6_gid 2001:db8::1)" &&
+		wait_for 10 has_gid eroce2 "$(ipv6_gid 2001:db8::2)"
+}
+
+# counter DEV NAME: one `rdma statistic` counter of DEV's port 1
+counter() {
+	rdma statistic show link "$1/1" 2>/dev/null |
+		awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n) { print $(i + 1); exit } }'
+}
+
+# counters DEV: all non-zero counters, for diagnostics
+counters() {
+	rdma statistic show link "$1/1" 2>/dev/null |
+		awk '{ for (i = 3; i < NF; i += 2) if ($(i + 1) != 0) printf "%s %s ", $i, $(i + 1) } END { print "" }'
+}
+
+# counter_list DEV: "name value" lines of every counter
+counter_list() {
+	rdma statistic show link "$1/1" 2>/dev/null |
+		awk '{ for (i = 3; i < NF; i += 2) print $i, $(i + 1) }'
+}
+
+# counter_delta BEFORE AFTER: the counters that changed, with the change
+counter_delta() {
+	awk 'NR == FNR { b[$1] = $2; next }
+	     $2 != b[$1] { printf "%s +%d ", $1, $2 - b[$1] } END { print "" }' \
+		<(echo "$1") <(echo "$2")
+}
+
+# retransmits DEV: the sum of the retransmit counters
+retransmits() {
+	local s=0 c v
+	for c in retransmit_timeouts retransmits_by_nak retransmitted_packets; do
+		v=$(counter "$1" "$c")
+		s=$((s + ${v:-0}))
+	done
+	echo "$s"
+}
+
+# responder_loss DEV: sequence NAKs sent plus duplicate requests seen
+responder_loss() {
+	local a b
+	a=$(counter "$1" seq_err_naks_sent)
+	b=$(counter "$1" duplicate_requests)
+	echo $((${a:-0} + ${b:-0}))
+}
+
+# first_gid DEV GID: the first GID table index holding GID
+first_gid() {
+	gid_indexes "$1" "$2" | head -n 1
+}
+
+# pair NAME SGID1 SGID2 ADDR ARGS...: server on eroce2 in ns2, client on
+# eroce1 in ns1; one subtest, ok when both ends exit 0
+pair() {
+	local name=$1 g1=$2 g2=$3 addr=$4 spid rc_s rc_c b1 b2; shift 4
+
+	b1=$(counter_list eroce1)
+	b2=$(counter_list eroce2)
+
+	ns2 "$TOOL" -d eroce2 -g "$g2" -p "$PORT" -t "$TMO" >"$OUT/$name.server" 2>&1 &
+	spid=$!
+	ns1 "$TOOL" -d eroce1 -g "$g1" -p "$PORT" -t "$TMO" "$@" "$addr" \
+		>"$OUT/$name.client" 2>&1
+	rc_c=$?
+	wait "$spid"
+	rc_s=$?
+	PORT=$((PORT + 1))
+	ktap_diag "$(sed 's/^/client: /' "$OUT/$name.client"; sed 's/^/server: /' "$OUT/$name.server")"
+	if [ "$rc_c" = 0 ] && [ "$rc_s" = 0 ]; then
+		ktap_ok "$name"
+	else
+		ktap_diag "counters moved during this run:"
+		ktap_diag "eroce1: $(counter_delta "$b1" "$(counter_list eroce1)")"
+		ktap_diag "eroce2: $(counter_delta "$b2" "$(counter_list eroce2)")"
+		ktap_fail "$name" "client exit $rc_c, server exit $rc_s"
+	fi
+}
+
+test_lossless() {
+	local g1 g2 g61 g62
+
+	g1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
+	g2=$(first_gid eroce2 "$(ipv4_gid 198.18.0.2)")
+	g61=$(first_gid eroce1 "$(ipv6_gid 2001:db8::1)")
+	g62=$(first_gid eroce2 "$(ipv6_gid 2001:db8::2)")
+	pair send "$g1" "$g2" 198.18.0.2 -o send -b "$BYTES" -s 11
+	pair write "$g1" "$g2" 198.18.0.2 -o write -b "$BYTES" -s 12
+	pair read "$g1" "$g2" 198.18.0.2 -o read -b "$BYTES" -s 13
+	# the other direction, small messages only (many packets per byte)
+	pair reverse_small_msgs "$g1" "$g2" 198.18.0.2 -R -S 1100 -b 2M -s 14
+	pair ipv6_all_ops "$g61" "$g62" 2001:db8::2 -b 4M -s 15
+}
+
+test_loss() {
+	local g1 g2 r1 a1 n2 b2
+
+	g1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
+	g2=$(first_gid eroce2 "$(ipv4_gid 198.18.0.2)")
+	ktap_check netem_loss eval 'ns1 tc qdisc add dev veth1 root netem loss 1% &&
+		ns2 tc qdisc add dev veth2 root netem loss 1%'
+	r1=$(retransmits eroce1)
+	n2=$(responder_loss eroce2)
+	pair loss_send "$g1" "$g2" 198.18.0.2 -o send -b "$LOSS_BYTES" -s 21
+	pair loss_write "$g1" "$g2" 198.18.0.2 -o write -b "$LOSS_BYTES" -s 22
+	pair loss_read "$g1" "$g2" 198.18.0.2 -o read -b "$LOSS_BYTES" -s 23
+	a1=$(retransmits eroce1)
+	b2=$(responder_loss eroce2)
+	ktap_diag "eroce1: $(counters eroce1)"
+	ktap_diag "eroce2: $(counters eroce2)"
+	# eroce1 is the requester of all three: it retransmits; eroce2, the
+	# responder, sees the gaps (sequence NAKs) and the duplicates
+	ktap_result loss_requester_retransmitted "$([ "$a1" -gt "$r1" ]; echo $?)" \
+		"eroce1 retransmit counters $r1 -> $a1"
+	ktap_result loss_responder_saw_gaps "$([ "$b2" -gt "$n2" ]; echo $?)" \
+		"eroce2 seq_err_naks_sent + duplicate_requests $n2 -> $b2"
+	ns1 tc qdisc del dev veth1 root 2>/dev/null
+	ns2 tc qdisc del dev veth2 root 2>/dev/null
+}
+
+test_kernel_log() {
+	local splat
+	splat=$(dmesg_since_mark | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace')
+	[ -n "$splat" ] && ktap_diag "$splat"
+	ktap_result no_kernel_splat "$([ -z "$splat" ]; echo $?)" "splat in dmesg"
+}
+
+ktap_plan 13
+[ -x "$TOOL" ] || ktap_bail "$TOOL not built (make -C selftests/tools)"
+require setup
+kmsg_mark
+test_lossless
+test_loss
+test_kernel_log
+ktap_check link_del eval 'rdma link del eroce1 && rdma link del eroce2'
+ktap_finish

@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# interop_rxe.sh: eroce talks standard RoCEv2 to the upstream soft-RoCE,
+# rdma_rxe, in both directions (eroce server / rxe client, then rxe server /
+# eroce client): ibv_rc_pingpong -c, ibv_ud_pingpong -c, ib_write_bw,
+# ib_read_bw, ib_send_bw, ib_atomic_bw, ib_send_lat, rping -V.  rdma_rxe in
+# 6.1 owns UDP 4791 in the initial namespace only, so rxe0 sits on vethR in
+# the initial namespace and eroce1 on vethE in ns1.  Both must exit 0;
+# afterwards neither side dropped a packet as malformed (bad ICRC, header,
+# opcode) and no QP ran out of retries.
+# Run: selftests/run_vm.sh selftests/eroce/interop_rxe.sh
+#
+#   init: vethR 198.18.1.1/24 (rxe0)  <--veth-->  ns1: vethE 198.18.1.2/24 (eroce1)
+# shellcheck disable=SC2034  # SC_* settings are read by lib_rdma.sh
+set -u -o pipefail
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
+
+RXE_IP=198.18.1.1
+EROCE_IP=198.18.1.2
+N=200
+# shellcheck disable=SC2034  # read by ktap_srv_cli (lib_rdma.sh)
+SC_T=40
+
+setup() {
+	modprobe veth && rxe_load && eroce_load && provider_install || return
+	netns_add "$NS1" &&
+		veth_add "" vethR "$NS1" vethE &&
+		addr_add "" vethR "$RXE_IP/24" &&
+		addr_add "$NS1" vethE "$EROCE_IP/24" || return
+	# rxe first: it binds 4791 in the initial namespace, eroce in ns1
+	rxe_add rxe0 vethR &&
+		ns1 rdma link add eroce1 type eroce netdev vethE &&
+		wait_for 10 port_state_is rxe0 "4: ACTIVE" &&
+		wait_for 10 port_state_is eroce1 "4: ACTIVE" &&
+		wait_for 10 has_gid rxe0 "$(ipv4_gid $RXE_IP)" &&
+		wait_for 10 has_gid eroce1 "$(ipv4_gid $EROCE_IP)" || return
+	ns1 $PING -c 1 -W 2 "$RXE_IP" >/dev/null
+}
+
+# one tool in one direction; DIR is eroce_srv (server eroce1 in ns1, client
+# rxe0) or rxe_srv (server rxe0, client eroce1 in ns1)
+# both NAME DIR TOOL GIDOPT ARGS...
+both() {
+	local name=$1 dir=$2 tool=$3 gopt=$4 d; shift 4
+	stat_snap rxe0/1 "$RDMA_TMP/rxe"
+	if [ "$dir" = eroce_srv ]; then
+		SC_SNS=$NS1 SC_CNS="" ktap_srv_cli "${name}_${dir}" "$CHECK" \
+			"$tool" -d eroce1 "$gopt" "$GE" "$@" -- \
+			"$tool" -d rxe0 "$gopt" "$GR" "$@" "$EROCE_IP"
+	else
+		SC_SNS="" SC_CNS=$NS1 ktap_srv_cli "${name}_${dir}" "$CHECK" \
+			"$tool" -d rxe0 "$gopt" "$GR" "$@" -- \
+			"$tool" -d eroce1 "$gopt" "$GE" "$@" "$RXE_IP"
+	fi
+	# rxe counts packets veth refused to take (receiver backlog full)
+	d=$(stat_delta rxe0/1 "$RDMA_TMP/rxe" send_err)
+	[ "$d" = 0 ] || ktap_diag "rxe0 during ${name}_$dir: $(stat_changes rxe0/1 "$RDMA_TMP/rxe")"
+}
+
+run_dir() {
+	local d=$1 srv_ip
+	[ "$d" = eroce_srv ] && srv_ip=$EROCE_IP || srv_ip=$RXE_IP
+
+	CHECK='out_has "[0-9]+ iters in [0-9.]+ seconds"'
+	both rc_pingpong "$d" ibv_rc_pingpong -g -n 50 -c
+	both ud_pingpong "$d" ibv_ud_pingpong -g -n 50 -c
+
+	CHECK=perftest_ok
+	both ib_write_bw "$d" ib_write_bw -x -n "$N" -s 65536
+	both ib_read_bw "$d" ib_read_bw -x -n "$N" -s 65536
+	both ib_send_bw "$d" ib_send_bw -x -n "$N" -s 65536
+	both ib_atomic_bw "$d" ib_atomic_bw -x -n "$N"
+	both ib_send_lat "$d" ib_send_lat -x -n "$N"
+
+	# rping: rdma_cm in each side's namespace, -V verifies every buffer
+	SC_OPTS=(-p 0 -w 2)
+	if [ "$d" = eroce_srv ]; then SC_SNS=$NS1 SC_CNS=""; else SC_SNS="" SC_CNS=$NS1; fi
+	ktap_srv_cli "rping_verify_$d" \
+		'! grep -qiE "mismatch|error|fail" <<<"$CLI_OUT$SRV_OUT" && grep -q "ping data" <<<"$CLI_OUT"' \
+		rping -s -a "$srv_ip" -C 10 -S 4096 -V -v -- rping -c -a "$srv_ip" -C 10 -S 4096 -V -v
+	unset SC_SNS SC_CNS
+	SC_OPTS=()
+}
+
+rxe_counters_ok() {
+	local c v bad=
+	for c in retry_exceeded_err retry_rnr_exceeded_err; do
+		v=$(stat_get rxe0/1 "$c")
+		[ "${v:-0}" = 0 ] || bad+="rxe0:$c=$v "
+	done
+	for c in rx_drop_icrc rx_drop_bad_header rx_drop_bad_opcode rx_drop_truncated \
+		rx_drop_bad_dgid retry_exceeded rnr_retry_exceeded fatal_naks_rcvd; do
+		v=$(stat_get eroce1/1 "$c")
+		[ -n "$v" ] || { bad+="eroce1:$c=missing "; continue; }
+		[ "$v" = 0 ] || bad+="eroce1:$c=$v "
+	done
+	[ -z "$bad" ] || echo "$bad"
+	[ -z "$bad" ]
+}
+
+ktap_plan 18
+require setup
+GE=$(gid_index_of eroce1 $EROCE_IP)
+GR=$(gid_index_of rxe0 $RXE_IP)
+kmsg_mark
+run_dir eroce_srv
+run_dir rxe_srv
+ktap_diag "eroce1: $(stat_nonzero eroce1/1)"
+ktap_diag "rxe0: $(stat_nonzero rxe0/1)"
+ktap_check counters_no_malformed_or_retry_exceeded rxe_counters_ok
+# rdma_rxe logs "Failed sending ACK" when veth drops its packet (the
+# receiver's backlog is full): congestion, reported but not judged here
+ktap_diag "rdma_rxe log lines: $(dmesg_since_mark | grep -c rdma_rxe)"
+ktap_diag "$(dmesg_since_mark | grep rdma_rxe | sed 's/^\[[^]]*\] //' | sort | uniq -c | head -n 5)"
+ktap_check dmesg_clean eval '! dmesg_since_mark | grep -iE "eroce.*(error|fail|bug|warn)"'
+ktap_finish

@@ -1,0 +1,93 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# loss.sh: RC traffic survives a lossy link and the loss-recovery counters
+# show what happened.  One impairment at a time, applied with netem on BOTH
+# ends' egress (veth1 in ns1 and veth2 in ns2), so data packets, ACKs/NAKs
+# and read responses are all hit:
+#   loss      loss 1%
+#   reorder   delay 1ms reorder 95%  (5% of the packets are held back 1 ms)
+#   duplicate duplicate 1%
+#   corrupt   corrupt 0.1%           (random bit flips)
+# Under each: ib_write_bw, ib_read_bw and ib_send_bw (-s 65536 -n 200) must
+# finish with exit 0 on both sides, ibv_rc_pingpong -c -s 65536 -n 200
+# (checks every received buffer) must pass, and the counters must show the
+# recovery: retransmit_timeouts / retransmits_by_nak / seq_err_naks_* for
+# loss and reorder, duplicate_requests for duplication.  For corruption
+# some packets die at the IP/UDP checksum before eroce sees them, so only
+# completion and data are asserted; the counters (rx_drop_icrc ...) are
+# reported.  Run: selftests/run_vm.sh selftests/eroce/loss.sh
+set -u -o pipefail
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
+
+SRV=198.18.0.2
+# shellcheck disable=SC2034  # read by ktap_srv_cli (lib_rdma.sh)
+SC_T=90
+B1=$RDMA_TMP/b1
+B2=$RDMA_TMP/b2
+
+impair() {
+	netem_set "$NS1" veth1 "$@" && netem_set "$NS2" veth2 "$@"
+}
+
+clear_impair() {
+	netem_clear "$NS1" veth1
+	netem_clear "$NS2" veth2
+}
+
+# moved_any COUNTER...: one of the counters grew on eroce1 or eroce2 since
+# the snapshot taken at the start of the scenario
+moved_any() {
+	stat_moved eroce1/1 "$B1" "$@" || stat_moved eroce2/1 "$B2" "$@"
+}
+
+# scenario NAME COUNTERS NETEM_ARGS...: COUNTERS is a space-separated list,
+# one of which must move ("" = report only)
+scenario() {
+	local name=$1 counters=$2 t; shift 2
+
+	stat_snap eroce1/1 "$B1"
+	stat_snap eroce2/1 "$B2"
+	if ! run impair "$@"; then
+		ktap_diag "$LAST_OUT"
+		ktap_bail "netem $* failed"
+	fi
+	ktap_diag "netem $* on veth1 and veth2"
+	for t in ib_write_bw ib_read_bw ib_send_bw; do
+		ktap_srv_cli "${name}_$t" perftest_ok \
+			"$t" -d eroce2 -x "$G2" -s 65536 -n 200 -- \
+			"$t" -d eroce1 -x "$G1" -s 65536 -n 200 "$SRV"
+	done
+	ktap_srv_cli "${name}_rc_pingpong_data" 'out_has "200 iters in [0-9.]+ seconds"' \
+		ibv_rc_pingpong -d eroce2 -g "$G2" -s 65536 -n 200 -c -- \
+		ibv_rc_pingpong -d eroce1 -g "$G1" -s 65536 -n 200 -c "$SRV"
+	clear_impair
+	ktap_diag "eroce1: $(stat_changes eroce1/1 "$B1")"
+	ktap_diag "eroce2: $(stat_changes eroce2/1 "$B2")"
+	if [ -n "$counters" ]; then
+		# shellcheck disable=SC2086
+		if moved_any $counters; then
+			ktap_ok "${name}_counters"
+		else
+			ktap_fail "${name}_counters" "none of $counters moved"
+		fi
+	fi
+}
+
+ktap_plan 20
+require eroce_pair_setup
+require pair_gids
+pair_gids
+kmsg_mark
+scenario loss "retransmit_timeouts retransmits_by_nak seq_err_naks_sent seq_err_naks_rcvd" \
+	loss 1%
+scenario reorder "seq_err_naks_sent seq_err_naks_rcvd retransmits_by_nak duplicate_requests" \
+	delay 1ms reorder 95%
+scenario duplicate "duplicate_requests" duplicate 1%
+scenario corrupt "" corrupt 0.1%
+ktap_check dmesg_clean eval '! dmesg_since_mark | grep -iE "eroce.*(bug|warn)"'
+[ "$KTAP_FAIL" = 0 ] || ktap_diag "$(dmesg_since_mark | grep -v ADDRCONF | tail -n 20)"
+ktap_finish

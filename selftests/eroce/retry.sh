@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# retry.sh: an RC requester whose peer disappears must give up with
+# IBV_WC_RETRY_EXC_ERR in the time its QP timeout / retry_cnt promise, and
+# one whose peer never posts receives with IBV_WC_RNR_RETRY_EXC_ERR after
+# rnr_retry RNR NAKs; afterwards the QP is in ERR and flushes new work.
+# Driver: selftests/tools/eroce_retry (one process, QP A on eroce1 <-> QP B
+# on eroce2; it checks one SEND gets across, runs --hook, then posts).
+# "The peer disappears" is netem loss 100% on the path:
+#   - on veth1's egress (requests lost; nothing reaches eroce2)
+#   - on veth2's egress (requests arrive, every ACK / read response is lost:
+#     the responder must treat the retries as duplicates)
+# Timing: timeout 14 is 4.096 us * 2^14 = 67 ms; retry_cnt 3 means four
+# transmissions, so the error is due after ~268 ms: we require it after at
+# least 150 ms and within 5 s (TCG slack).  timeout 16 (268 ms) with
+# retry_cnt 1 must take at least 400 ms (two timeouts, ~537 ms).
+# Run: selftests/run_vm.sh selftests/eroce/retry.sh
+set -u -o pipefail
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
+
+TOOL="$EROCE_ROOT/selftests/tools/eroce_retry"
+LOSS_REQ="tc -n $NS1 qdisc replace dev veth1 root netem loss 100%"
+LOSS_ACK="tc -n $NS2 qdisc replace dev veth2 root netem loss 100%"
+B1=$RDMA_TMP/b1
+B2=$RDMA_TMP/b2
+
+build_tool() {
+	[ -x "$TOOL" ] && [ "$TOOL" -nt "$TOOL.c" ] && return 0
+	make -s -C "$EROCE_ROOT/selftests/tools" eroce_retry
+}
+
+# rt NAME MIN_MS MAX_MS ARGS...: run eroce_retry; pass when it exits 0 and
+# the error completion came between MIN_MS and MAX_MS after the post
+rt() {
+	local name=$1 min=$2 max=$3 rc=0 ms; shift 3
+	stat_snap eroce1/1 "$B1"
+	stat_snap eroce2/1 "$B2"
+	run timeout -k 5 30 "$TOOL" "$@" eroce1 "$G1" eroce2 "$G2" || rc=$?
+	netem_clear "$NS1" veth1
+	netem_clear "$NS2" veth2
+	ms=$(awk '$1 == "elapsed_ms" { print $2 }' <<<"$LAST_OUT")
+	if [ $rc = 0 ] && [ -n "$ms" ] && [ "$ms" -ge "$min" ] && [ "$ms" -le "$max" ]; then
+		ktap_diag "$(grep '^result:' <<<"$LAST_OUT")"
+		ktap_ok "$name"
+	else
+		ktap_diag "$LAST_OUT"
+		ktap_diag "eroce1: $(stat_changes eroce1/1 "$B1")"
+		ktap_diag "eroce2: $(stat_changes eroce2/1 "$B2")"
+		ktap_fail "$name" "rc=$rc elapsed_ms=${ms:-none}, want ${min}..${max}"
+	fi
+}
+
+# moved NAME LINK FILE COUNTER...: one of the counters grew during the last rt
+moved() {
+	local name=$1 l=$2 f=$3; shift 3
+	if stat_moved "$l" "$f" "$@"; then
+		ktap_ok "$name"
+	else
+		ktap_diag "$l: $(stat_changes "$l" "$f")"
+		ktap_fail "$name" "none of $* moved on $l"
+	fi
+}
+
+test_retry() {
+	local op
+	for op in send write read; do
+		rt "retry_exceeded_${op}_request_loss" 150 5000 \
+			--mode retry --op "$op" --timeout 14 --retry-cnt 3 --hook "$LOSS_REQ"
+		moved "retransmit_timeouts_${op}" eroce1/1 "$B1" retransmit_timeouts
+	done
+	moved retry_exceeded_counter eroce1/1 "$B1" retry_exceeded
+	for op in send write read; do
+		rt "retry_exceeded_${op}_ack_loss" 150 5000 \
+			--mode retry --op "$op" --timeout 14 --retry-cnt 3 --hook "$LOSS_ACK"
+	done
+	moved duplicate_requests_seen eroce2/1 "$B2" duplicate_requests
+	rt retry_exceeded_timeout16_retry1 400 6000 \
+		--mode retry --op write --timeout 16 --retry-cnt 1 --hook "$LOSS_REQ"
+	rt retry_exceeded_64k_write 150 5000 \
+		--mode retry --op write --size 65536 --timeout 14 --retry-cnt 3 --hook "$LOSS_REQ"
+}
+
+test_rnr() {
+	# min_rnr_timer 14 = 0.96 ms between RNR retries
+	rt rnr_retry_exceeded 0 5000 --mode rnr --rnr-retry 2 --min-rnr-timer 14
+	moved rnr_naks_sent eroce2/1 "$B2" rnr_naks_sent
+	moved rnr_naks_rcvd eroce1/1 "$B1" rnr_naks_rcvd
+	rt rnr_retry_zero 0 5000 --mode rnr --rnr-retry 0 --min-rnr-timer 14
+	# rnr_retry 3 with min_rnr_timer 20 (7.68 ms): at least ~23 ms of waits
+	rt rnr_retry_timer_honoured 20 5000 --mode rnr --rnr-retry 3 --min-rnr-timer 20
+	# rnr_retry 7 (infinite): the SEND waits until a receive appears
+	rt rnr_recover 400 10000 --mode rnr-recover --delay-ms 500 --min-rnr-timer 14
+}
+
+ktap_plan 20
+require eroce_pair_setup
+require pair_gids
+pair_gids
+require build_tool
+kmsg_mark
+test_retry
+test_rnr
+ktap_diag "eroce1: $(stat_nonzero eroce1/1)"
+ktap_diag "eroce2: $(stat_nonzero eroce2/1)"
+ktap_check dmesg_clean eval '! dmesg_since_mark | grep -iE "eroce.*(bug|warn)"'
+ktap_finish

@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# lib_rdma.sh: traffic helpers for the eroce transport tests; source it after
+# lib.sh.
+#   setup           eroce_pair_setup (ns1/eroce1 <-> ns2/eroce2 over veth),
+#                   gid_index_of DEV ADDR
+#   traffic         srv_cli (server in one namespace, client in another,
+#                   both must exit 0, output kept), tcp_listening
+#   expectations    out_has, perftest_ok
+#   counters        stat_get, stat_snap, stat_delta, stat_nonzero
+#   netem           netem_set, netem_clear
+# Every command runs under `timeout`: a hang fails one subtest, not the VM.
+
+: "${RDMA_TMP:=/tmp/eroce-rdma}"
+mkdir -p "$RDMA_TMP"
+
+SRV_OUT=
+CLI_OUT=
+SRV_RC=
+CLI_RC=
+
+# ---- setup -----------------------------------------------------------------
+
+# gid_index_of DEV ADDR: the lowest RoCE v2 GID index holding ADDR (IPv4)
+gid_index_of() {
+	local i
+	for i in $(gid_indexes "$1" "$(ipv4_gid "$2")"); do
+		[ "$(gid_attr "$1" "$i" types)" = "RoCE v2" ] && { echo "$i"; return 0; }
+	done
+	return 1
+}
+
+# eroce_pair_setup: eroce1 on ns1/veth1 (198.18.0.1) and eroce2 on
+# ns2/veth2 (198.18.0.2), ports active, IPv4 GIDs present.  `require` runs
+# it in a subshell: call pair_gids afterwards for G1/G2.
+eroce_pair_setup() {
+	eroce_load && provider_install && two_ns_setup &&
+		ns1 rdma link add eroce1 type eroce netdev veth1 &&
+		ns2 rdma link add eroce2 type eroce netdev veth2 &&
+		wait_for 10 port_state_is eroce1 "4: ACTIVE" &&
+		wait_for 10 port_state_is eroce2 "4: ACTIVE" &&
+		wait_for 10 has_gid eroce1 "$(ipv4_gid 198.18.0.1)" &&
+		wait_for 10 has_gid eroce2 "$(ipv4_gid 198.18.0.2)" || return
+	# neighbours resolved before the first connection attempt
+	# shellcheck disable=SC2086  # $PING may be "busybox ping"
+	ns1 $PING -c 1 -W 2 198.18.0.2 >/dev/null 2>&1
+	return 0
+}
+
+# pair_gids: G1/G2, the IPv4-mapped GID indexes of eroce1/eroce2
+pair_gids() {
+	# shellcheck disable=SC2034  # used by the test scripts
+	G1=$(gid_index_of eroce1 198.18.0.1) && G2=$(gid_index_of eroce2 198.18.0.2)
+}
+
+# ---- traffic -----------------------------------------------------------------
+
+# tcp_listening NS PORT: something in NS ("" = initial) listens on TCP PORT
+tcp_listening() {
+	local pfx=()
+	[ -n "$1" ] && pfx=(ip netns exec "$1")
+	"${pfx[@]}" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
+}
+
+# srv_cli [-p PORT] [-w SECS] SECS SRV_NS CLI_NS SRV_CMD -- CLI_CMD
+# Starts SRV_CMD in SRV_NS ("" = initial namespace) in the background, waits
+# until it listens on TCP PORT (default 18515) or, without a port (-p 0),
+# SECS_WAIT seconds (-w, default 2), runs CLI_CMD in CLI_NS, then waits for
+# the server.  Both run under `timeout SECS`.  Outputs in SRV_OUT/CLI_OUT,
+# statuses in SRV_RC/CLI_RC; returns 0 when both exited 0.  Output is line
+# buffered (stdbuf) so that a killed side still shows how far it got.
+srv_cli() {
+	local port=18515 wsecs=2 t sns cns spid
+	local -a srv=() cli=() spfx=() cpfx=()
+	while :; do
+		case "$1" in
+		-p) port=$2; shift 2 ;;
+		-w) wsecs=$2; shift 2 ;;
+		*) break ;;
+		esac
+	done
+	t=$1 sns=$2 cns=$3; shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	[ -n "$sns" ] && spfx=(ip netns exec "$sns")
+	[ -n "$cns" ] && cpfx=(ip netns exec "$cns")
+
+	"${spfx[@]}" timeout -k 5 "$t" stdbuf -oL "${srv[@]}" >"$RDMA_TMP/srv.out" 2>&1 &
+	spid=$!
+	if [ "$port" != 0 ]; then
+		wait_for 15 tcp_listening "$sns" "$port"
+	else
+		sleep "$wsecs"
+	fi
+	CLI_RC=0
+	"${cpfx[@]}" timeout -k 5 "$t" stdbuf -oL "${cli[@]}" >"$RDMA_TMP/cli.out" 2>&1 || CLI_RC=$?
+	SRV_RC=0
+	wait "$spid" || SRV_RC=$?
+	SRV_OUT=$(cat "$RDMA_TMP/srv.out")
+	CLI_OUT=$(cat "$RDMA_TMP/cli.out")
+	[ "$SRV_RC" = 0 ] && [ "$CLI_RC" = 0 ]
+}
+
+# srv_cli_diag: what went wrong on each side, as KTAP diagnostics: the
+# error lines (perftest prints them to unbuffered stderr, so they may sit
+# anywhere in the output) and the last lines
+srv_cli_diag() {
+	local side out rc
+	for side in server client; do
+		if [ $side = server ]; then out=$SRV_OUT rc=$SRV_RC; else out=$CLI_OUT rc=$CLI_RC; fi
+		ktap_diag "$side rc=$rc$([ "$rc" = 124 ] && echo ' (timed out)'):"
+		ktap_diag "$( { grep -iE 'err|fail|couldn|unable|cannot|mismatch|timeout|invalid|not ' <<<"$out" | grep -v 'Device not recognized to implement inline' | head -n 8; tail -n 3 <<<"$out"; } | sed 's/^[[:space:]]*//')"
+	done
+}
+
+# out_has REGEX: both SRV_OUT and CLI_OUT match the extended REGEX
+out_has() {
+	grep -Eq "$1" <<<"$SRV_OUT" && grep -Eq "$1" <<<"$CLI_OUT"
+}
+
+# cli_has REGEX: CLI_OUT matches the extended REGEX
+cli_has() {
+	grep -Eq "$1" <<<"$CLI_OUT"
+}
+
+# perftest_ok: both perftest sides exited 0 and the client printed a result
+# row (the line after the "#bytes" header: bytes, iterations, ...).  Rates
+# are not checked: under TCG the clock calibration may print 0.
+perftest_ok() {
+	[ "$SRV_RC" = 0 ] && [ "$CLI_RC" = 0 ] || return 1
+	awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { f = 1 } END { exit !f }' <<<"$CLI_OUT"
+}
+
+# ktap_srv_cli NAME CHECK SRV_CMD... -- CLI_CMD...: srv_cli with the default
+# namespaces (server ns2, client ns1) and a 60 s limit, then CHECK (a
+# function or command, run after both exited 0) decides the verdict
+# Set SC_OPTS (array) for srv_cli options, SC_T for the time limit.
+ktap_srv_cli() {
+	local name=$1 check=$2; shift 2
+	if srv_cli "${SC_OPTS[@]}" "${SC_T:-60}" "${SC_SNS-$NS2}" "${SC_CNS-$NS1}" "$@" &&
+		eval "$check"; then
+		ktap_ok "$name"
+	else
+		srv_cli_diag
+		ktap_fail "$name" "server rc=$SRV_RC client rc=$CLI_RC check: $check"
+	fi
+}
+SC_OPTS=()
+
+# ---- counters ----------------------------------------------------------------
+
+# stat_all LINK: "name value" lines of `rdma statistic show link LINK`
+stat_all() {
+	rdma statistic show link "$1" 2>/dev/null |
+		sed -e 's/^link [^ ]* //' | tr ' ' '\n' | sed '/^$/d' | paste -d ' ' - -
+}
+
+# stat_get LINK COUNTER: one counter's value (empty when unknown)
+stat_get() {
+	stat_all "$1" | awk -v c="$2" '$1 == c { print $2; exit }'
+}
+
+# stat_snap LINK FILE: save all counters of LINK
+stat_snap() {
+	stat_all "$1" >"$2"
+}
+
+# stat_delta LINK FILE COUNTER: counter now minus its value in FILE
+stat_delta() {
+	local now before
+	now=$(stat_get "$1" "$3")
+	before=$(awk -v c="$3" '$1 == c { print $2; exit }' "$2")
+	echo $(( ${now:-0} - ${before:-0} ))
+}
+
+# stat_moved LINK FILE COUNTER...: at least one COUNTER grew since FILE
+stat_moved() {
+	local l=$1 f=$2 c; shift 2
+	for c in "$@"; do
+		[ "$(stat_delta "$l" "$f" "$c")" -gt 0 ] && return 0
+	done
+	return 1
+}
+
+# stat_nonzero LINK: the counters that are not 0, on one line
+stat_nonzero() {
+	stat_all "$1" | awk '$2 != 0 { printf "%s=%s ", $1, $2 } END { print "" }'
+}
+
+# stat_changes LINK FILE: counters that changed since FILE, on one line
+stat_changes() {
+	stat_all "$1" | awk 'NR == FNR { b[$1] = $2; next }
+		$2 != b[$1] { printf "%s+%d ", $1, $2 - b[$1] } END { print "" }' "$2" -
+}
+
+# ---- netem -------------------------------------------------------------------
+
+# netem_set NS DEV ARGS...: replace DEV's root qdisc with netem ARGS
+netem_set() {
+	local ns=$1 dev=$2; shift 2
+	tc ${ns:+-n "$ns"} qdisc replace dev "$dev" root netem "$@"
+}
+
+# netem_clear NS DEV: back to the default qdisc
+netem_clear() {
+	tc ${1:+-n "$1"} qdisc del dev "$2" root 2>/dev/null
+	return 0
+}

@@ -1,0 +1,408 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""eroce_hostile.py: forged RoCEv2 packets against live eroce QPs.
+
+Run in the namespace of the sending interface (ns1/veth1).  It starts
+selftests/tools/eroce_victim (live RC QP pairs eroce1 <-> eroce2 and a UD
+QP on eroce2), then sends malformed packets built with scapy from an
+AF_PACKET socket on --iface at the victim device (--dev) and checks, per
+packet kind, that the right `rdma statistic` counter of the victim device
+moved, that the victim connection still works (or, for access violations
+that legitimately kill the QP, that the victim QP is in error with an error
+completion and a new connection works).  Prints KTAP.
+
+  --flood SECS   instead: send only packets that must be dropped before
+                 any QP processing, at random QPNs, for SECS seconds
+                 (live traffic elsewhere must not notice)
+  --selftest     check the ICRC code against scapy.contrib.roce and exit
+"""
+import argparse
+import os
+import random
+import re
+import struct
+import subprocess
+import sys
+import time
+import zlib
+
+from scapy.all import Ether, IP, UDP, Raw, raw, conf  # noqa: E402
+from scapy.contrib.roce import BTH  # noqa: E402
+
+conf.verb = 0
+ROCE_PORT = 4791
+
+# opcodes (IBTA 9.2)
+RC_SEND_ONLY = 0x04
+RC_WRITE_FIRST = 0x06
+RC_WRITE_ONLY = 0x0a
+RC_READ_REQUEST = 0x0c
+RC_ACK = 0x11
+UD_SEND_ONLY = 0x64
+
+
+def bth(opcode, dqpn, psn, pkey=0xffff, pad=0, ackreq=1, se=0):
+    return struct.pack('!BBHBBHBBH', opcode, (se << 7) | (pad << 4), pkey, 0,
+                       (dqpn >> 16) & 0xff, dqpn & 0xffff, ackreq << 7,
+                       (psn >> 16) & 0xff, psn & 0xffff)
+
+
+def reth(va, rkey, length):
+    return struct.pack('!QII', va & (2**64 - 1), rkey & 0xffffffff,
+                       length & 0xffffffff)
+
+
+def deth(qkey, sqp):
+    return struct.pack('!II', qkey & 0xffffffff, sqp & 0xffffff)
+
+
+def aeth(syndrome, msn):
+    return struct.pack('!I', (syndrome << 24) | (msn & 0xffffff))
+
+
+def icrc(l3):
+    """ICRC of an IPv4 RoCEv2 packet, l3 = IP header .. payload (no ICRC)."""
+    ihl = (l3[0] & 0x0f) * 4
+    ip = bytearray(l3[:ihl])
+    ip[1] = 0xff                 # TOS
+    ip[8] = 0xff                 # TTL
+    ip[10:12] = b'\xff\xff'      # header checksum
+    udp = bytearray(l3[ihl:ihl + 8])
+    udp[6:8] = b'\xff\xff'       # UDP checksum
+    rest = bytearray(l3[ihl + 8:])
+    if len(rest) > 4:
+        rest[4] = 0xff           # BTH FECN/BECN/resv6
+    crc = zlib.crc32(b'\xff' * 8 + bytes(ip) + bytes(udp) + bytes(rest))
+    return struct.pack('<I', crc)
+
+
+class Wire:
+    def __init__(self, iface, src_mac, dst_mac, dst_ip):
+        import socket
+        self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        self.s.bind((iface, 0))
+        self.src_mac, self.dst_mac, self.dst_ip = src_mac, dst_mac, dst_ip
+
+    def frame(self, l4, src_ip, good_icrc=True, cut=None):
+        """l4 = BTH onwards without ICRC; cut = keep only that many UDP
+        payload bytes (ICRC computed over what is kept, then appended)."""
+        sport = random.randint(0xc000, 0xffff)
+        if cut is not None:
+            l4 = l4[:cut]
+        pkt = (Ether(src=self.src_mac, dst=self.dst_mac) /
+               IP(src=src_ip, dst=self.dst_ip, ttl=64, flags='DF') /
+               UDP(sport=sport, dport=ROCE_PORT, chksum=0) /
+               Raw(l4 + b'\0\0\0\0'))
+        b = bytearray(raw(pkt))
+        crc = icrc(bytes(b[14:-4]))
+        if not good_icrc:
+            crc = bytes(x ^ 0x5a for x in crc)
+        b[-4:] = crc
+        return bytes(b)
+
+    def send(self, frame, count=1):
+        for _ in range(count):
+            self.s.send(frame)
+
+
+def selftest():
+    p = (IP(src='198.18.0.1', dst='198.18.0.2', ttl=64) /
+         UDP(sport=50000, dport=ROCE_PORT, chksum=0) /
+         BTH(opcode=RC_SEND_ONLY, dqpn=0x123, psn=0x456, ackreq=1) /
+         Raw(b'x' * 16))
+    b = raw(p)
+    mine = icrc(b[:-4])
+    ok = mine == b[-4:]
+    print('icrc selftest:', 'ok' if ok else
+          'MISMATCH mine %s scapy %s' % (mine.hex(), b[-4:].hex()))
+    return 0 if ok else 1
+
+
+def counters(dev):
+    out = subprocess.run(['rdma', 'statistic', 'show', 'link', dev + '/1'],
+                         capture_output=True, text=True).stdout.split()
+    c = {}
+    for i in range(len(out) - 1):
+        if out[i + 1].isdigit() and re.match(r'^[a-z_]+$', out[i]):
+            c[out[i]] = int(out[i + 1])
+    return c
+
+
+def delta(before, after):
+    return {k: after.get(k, 0) - before.get(k, 0)
+            for k in after if after.get(k, 0) != before.get(k, 0)}
+
+
+class Victim:
+    def __init__(self, path, gidx):
+        self.p = subprocess.Popen([path, '-a', 'eroce1', '-b', 'eroce2',
+                                   '-g', str(gidx)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True, bufsize=1)
+        line = self.p.stdout.readline().strip()
+        if line != 'ready':
+            raise RuntimeError('eroce_victim: ' + line)
+
+    def cmd(self, c):
+        self.p.stdin.write(c + '\n')
+        self.p.stdin.flush()
+        line = self.p.stdout.readline().strip()
+        if not line:
+            raise RuntimeError('eroce_victim died on "%s"' % c)
+        return line
+
+    def quit(self):
+        try:
+            self.p.stdin.write('quit\n')
+            self.p.stdin.close()
+        except OSError:
+            pass
+        self.p.wait(timeout=10)
+
+    @staticmethod
+    def kv(line):
+        return {k: int(v) if v.isdigit() else v
+                for k, v in re.findall(r'(\w+)=(\S+)', line)}
+
+    def pair(self):
+        line = self.cmd('pair')
+        if not line.startswith('pair '):
+            raise RuntimeError(line)
+        d = self.kv(line)
+        d['id'] = int(line.split()[1])
+        return d
+
+    def ping(self, p):
+        line = self.cmd('ping %d' % p['id'])
+        if line.startswith('ok '):
+            p.update(self.kv(line))
+            return True, line
+        return False, line
+
+
+class Ktap:
+    def __init__(self, n):
+        self.n = 0
+        self.fail = 0
+        print('KTAP version 1')
+        print('1..%d' % n)
+        sys.stdout.flush()
+
+    def diag(self, s):
+        for line in str(s).splitlines():
+            print('# ' + line)
+
+    def result(self, name, ok, why=''):
+        self.n += 1
+        if ok:
+            print('ok %d %s' % (self.n, name))
+        else:
+            self.fail += 1
+            print('not ok %d %s # %s' % (self.n, name, why))
+        sys.stdout.flush()
+
+
+def settle():
+    time.sleep(0.3)
+
+
+def run_barrage(a):
+    w = Wire(a.iface, a.src_mac, a.dst_mac, a.dst_ip)
+    v = Victim(a.victim, a.gid)
+    peer, other = a.src_ip, a.spoof_ip
+    dev = a.dev
+
+    p = v.pair()
+    ud = v.kv(v.cmd('ud'))
+    ok, line = v.ping(p)
+    if not ok:
+        print('Bail out! victim pair does not work: ' + line)
+        return 1
+
+    def rc(opcode, psn=None, **kw):
+        return bth(opcode, p['b_qpn'], p['b_epsn'] if psn is None else psn, **kw)
+
+    send_pl = b'\x11' * 64
+    # name, frame, counters any of which must move (by >= 1), peer address
+    cases = [
+        ('bad_icrc', w.frame(rc(RC_SEND_ONLY) + send_pl, peer, good_icrc=False),
+         ['rx_drop_icrc']),
+        ('bad_opcode_0x1f', w.frame(rc(0x1f) + send_pl, peer),
+         ['rx_drop_bad_opcode']),
+        ('bad_opcode_0xff', w.frame(rc(0xff) + send_pl, peer),
+         ['rx_drop_bad_opcode']),
+        ('truncated_bth', w.frame(rc(RC_SEND_ONLY), peer, cut=7),
+         ['rx_drop_truncated', 'rx_drop_bad_header']),
+        ('truncated_reth', w.frame(rc(RC_WRITE_ONLY) + reth(p['b_va'], p['b_rkey'], 64),
+                                   peer, cut=12 + 8),
+         ['rx_drop_truncated', 'rx_drop_bad_header']),
+        ('pad_beyond_payload', w.frame(rc(RC_SEND_ONLY, pad=3), peer),
+         ['rx_drop_truncated', 'rx_drop_bad_header']),
+        ('payload_not_4_aligned', w.frame(rc(RC_SEND_ONLY) + b'\x22' * 5, peer),
+         ['rx_drop_truncated', 'rx_drop_bad_header']),
+        ('no_such_qp', w.frame(bth(RC_SEND_ONLY, 0xfedcb, 0) + send_pl, peer),
+         ['rx_drop_no_qp']),
+        ('bad_pkey', w.frame(rc(RC_SEND_ONLY, pkey=0x1234) + send_pl, peer),
+         ['rx_drop_bad_pkey']),
+        ('wrong_source', w.frame(rc(RC_SEND_ONLY) + send_pl, other),
+         ['rx_drop_wrong_source']),
+        ('ud_opcode_to_rc_qp', w.frame(rc(UD_SEND_ONLY) + deth(0, 1) + send_pl, peer),
+         ['rx_drop_wrong_qp_type']),
+        ('psn_far_ahead', w.frame(rc(RC_SEND_ONLY, psn=(p['b_epsn'] + 0x400000) & 0xffffff)
+                                  + send_pl, peer),
+         ['seq_err_naks_sent', 'rx_drop_psn_out_of_window']),
+        ('psn_far_behind', w.frame(rc(RC_SEND_ONLY, psn=(p['b_epsn'] - 0x400000) & 0xffffff)
+                                   + send_pl, peer),
+         ['duplicate_requests', 'rx_drop_psn_out_of_window']),
+        ('ack_never_sent', w.frame(bth(RC_ACK, p['b_qpn'], (p['b_sq_psn'] + 0x1000) & 0xffffff,
+                                       ackreq=0) + aeth(0x1f, 0), peer),
+         ['rx_drop_unexpected_response']),
+        ('ud_bad_qkey', w.frame(bth(UD_SEND_ONLY, ud['qpn'], 0) + deth(0x22222222, 7) +
+                                send_pl, peer),
+         ['rx_drop_bad_qkey']),
+    ]
+    fatal_cases = [
+        ('write_rkey_other_pd',
+         lambda q: rcq(q, RC_WRITE_ONLY) + reth(q['b_va'], q['other_rkey'], 64) + send_pl),
+        ('write_random_rkey',
+         lambda q: rcq(q, RC_WRITE_ONLY) + reth(q['b_va'], bad_rkey(q), 64) + send_pl),
+        ('write_va_past_mr',
+         lambda q: rcq(q, RC_WRITE_ONLY) + reth(q['b_va'] + q['b_len'], q['b_rkey'], 64) + send_pl),
+        ('write_len_past_mr',
+         lambda q: rcq(q, RC_WRITE_ONLY) + reth(q['b_va'] + q['b_len'] - 32, q['b_rkey'], 64) + send_pl),
+        ('write_len_overflow',
+         lambda q: rcq(q, RC_WRITE_FIRST) + reth(2**64 - 16, q['b_rkey'], 0xffffffff) + b'\x33' * 1024),
+        ('read_len_overflow',
+         lambda q: rcq(q, RC_READ_REQUEST) + reth(2**64 - 16, q['b_rkey'], 0xffffffff)),
+        ('read_rkey_other_pd',
+         lambda q: rcq(q, RC_READ_REQUEST) + reth(q['b_va'], q['other_rkey'], 64)),
+    ]
+
+    def rcq(q, opcode):
+        return bth(opcode, q['b_qpn'], q['b_epsn'])
+
+    def bad_rkey(q):
+        r = random.getrandbits(32)
+        while r in (q['b_rkey'], q['other_rkey']):
+            r = random.getrandbits(32)
+        return r
+
+    k = Ktap(len(cases) + 2 + len(fatal_cases) * 3 + 1)
+    k.diag('victim: pair %s, ud %s' % (p, ud))
+    for name, frame, want in cases:
+        b = counters(dev)
+        w.send(frame)
+        settle()
+        d = delta(b, counters(dev))
+        moved = [c for c in want if d.get(c, 0) >= 1]
+        k.diag('%s: %s' % (name, d))
+        k.result(name, bool(moved), 'none of %s moved (delta %s)' % (want, d))
+
+    # nothing so far may have cost the victim its connection
+    ok, line = v.ping(p)
+    k.result('victim_alive_after_drops', ok, line)
+    st = v.cmd('state %d' % p['id'])
+    k.result('victim_qps_rts', st.endswith('a=RTS b=RTS'), st)
+
+    for name, make in fatal_cases:
+        q = v.pair()
+        ok, line = v.ping(q)
+        if not ok:
+            k.result(name, False, 'fresh pair does not work: ' + line)
+            k.result(name + '_victim_error_completion', False, 'not run')
+            k.result(name + '_new_connection_works', False, 'not run')
+            continue
+        b = counters(dev)
+        ba = counters('eroce1')
+        w.send(w.frame(make(q), peer))
+        settle()
+        d = delta(b, counters(dev))
+        k.diag('%s: %s: eroce2 %s eroce1 %s' % (name, q['id'], d,
+                                                delta(ba, counters('eroce1'))))
+        # access violations: NAK remote access error; a READ longer than
+        # 2^31 may equally be refused as an invalid request
+        k.result(name, d.get('remote_access_naks_sent', 0) +
+                 d.get('invalid_request_naks_sent', 0) >= 1,
+                 'neither remote_access_naks_sent nor invalid_request_naks_sent '
+                 'moved (delta %s)' % d)
+        wc = v.cmd('wc %d' % q['id'])
+        st = v.cmd('state %d' % q['id'])
+        k.diag('%s: %s; %s' % (name, wc, st))
+        errs = v.kv(wc).get('errors', 0)
+        k.result(name + '_victim_error_completion',
+                 st.endswith('b=ERR') and isinstance(errs, int) and errs >= 1,
+                 'victim QP not in error with an error completion: %s; %s' % (wc, st))
+        n = v.pair()
+        ok, line = v.ping(n)
+        k.result(name + '_new_connection_works', ok, line)
+
+    ok, line = v.ping(p)
+    k.result('first_victim_still_alive', ok, line)
+    v.quit()
+    return 1 if k.fail else 0
+
+
+def run_flood(a):
+    """Packets that must die before any QP processing, at random QPNs."""
+    w = Wire(a.iface, a.src_mac, a.dst_mac, a.dst_ip)
+    peer, other = a.src_ip, a.spoof_ip
+    pl = b'\x44' * 64
+    # scapy is slow under TCG: build a pool first, then send from it
+    pool = []
+    for _ in range(a.flood_pool):
+        qpn = random.randint(0, 64)
+        psn = random.getrandbits(24)
+        kind = random.randrange(9)
+        pool.append([
+            lambda: w.frame(bth(RC_SEND_ONLY, qpn, psn) + pl, peer, good_icrc=False),
+            lambda: w.frame(bth(RC_WRITE_ONLY, qpn, psn) + reth(0, 0, 64) + pl, peer,
+                            good_icrc=False),
+            lambda: w.frame(bth(random.choice([0x1f, 0x7f, 0xff]), qpn, psn) + pl, peer),
+            lambda: w.frame(bth(RC_SEND_ONLY, qpn, psn), peer, cut=random.randint(0, 11)),
+            lambda: w.frame(bth(RC_WRITE_ONLY, qpn, psn) + b'\0' * 8, peer),
+            lambda: w.frame(bth(RC_SEND_ONLY, qpn, psn, pad=3), peer),
+            lambda: w.frame(bth(RC_SEND_ONLY, qpn, psn, pkey=0x7123) + pl, peer),
+            lambda: w.frame(bth(RC_WRITE_ONLY, qpn, psn) + reth(0, 0, 64) + pl, other),
+            lambda: w.frame(bth(RC_ACK, qpn, psn) + aeth(0, 0), other),
+        ][kind]())
+    end = time.time() + a.flood
+    n = 0
+    while time.time() < end:
+        w.send(random.choice(pool))
+        n += 1
+        if n % 20 == 0:
+            time.sleep(0.002)
+    print('flood: sent %d packets' % n)
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--iface', default='veth1')
+    ap.add_argument('--src-mac')
+    ap.add_argument('--dst-mac')
+    ap.add_argument('--src-ip', default='198.18.0.1')
+    ap.add_argument('--spoof-ip', default='198.18.0.9')
+    ap.add_argument('--dst-ip', default='198.18.0.2')
+    ap.add_argument('--dev', default='eroce2')
+    ap.add_argument('--gid', type=int, default=1)
+    ap.add_argument('--victim', default=os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), 'eroce_victim'))
+    ap.add_argument('--flood', type=float, default=0)
+    ap.add_argument('--flood-pool', type=int, default=150)
+    ap.add_argument('--selftest', action='store_true')
+    a = ap.parse_args()
+    if a.selftest:
+        return selftest()
+    if not a.src_mac:
+        with open('/sys/class/net/%s/address' % a.iface) as f:
+            a.src_mac = f.read().strip()
+    if not a.dst_mac:
+        ap.error('--dst-mac is required')
+    if a.flood:
+        return run_flood(a)
+    return run_barrage(a)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
