@@ -17,6 +17,7 @@
 
 #include "eroce_wire.h"
 #include "eroce_stats.h"
+#include "eroce_tuning.h"
 #include "eroce_verbs.h"
 
 #define EROCE_DRV_NAME		"eroce"
@@ -65,6 +66,7 @@ struct eroce_dev {
 
 	struct eroce_res res;		/* verbs objects */
 	struct eroce_stats __percpu *stats;
+	struct eroce_tuning tuning;	/* tuning/ in sysfs */
 };
 
 static inline struct eroce_dev *to_eroce_dev(struct ib_device *ibdev)

@@ -43,14 +43,7 @@ static bool eroce_comp_is_rd_atomic(const struct eroce_swqe *w)
 static void eroce_comp_ack_until(struct eroce_qp *qp, u32 psn)
 {
 	struct eroce_req *req = &qp->eng.req;
-
-	if (eroce_psn_after(psn, req->una_psn)) {
-		req->una_psn = psn;
-		req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
-	}
-	/* acknowledged past where a rewind left the requester: skip ahead */
-	if (eroce_psn_after(req->una_psn, req->psn))
-		eroce_req_rewind(qp, req->una_psn);
+	u32 una = psn;
 
 	while (req->tail != req->cur) {
 		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
@@ -62,6 +55,23 @@ static void eroce_comp_ack_until(struct eroce_qp *qp, u32 psn)
 			break;
 		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
 	}
+
+	/* an open read or atomic still waits for its responses */
+	if (req->tail != req->cur) {
+		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
+
+		if (w->psn_valid && eroce_comp_is_rd_atomic(w) &&
+		    eroce_psn_before(w->resp_psn, una))
+			una = w->resp_psn;
+	}
+	if (eroce_psn_after(una, req->una_psn)) {
+		req->una_psn = una;
+		req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
+		req->backoff = 0;
+	}
+	/* acknowledged past where a rewind left the requester: skip ahead */
+	if (eroce_psn_after(psn, req->psn))
+		eroce_req_rewind(qp, psn);
 }
 
 /* is @psn one of the request PSNs sent and not yet acknowledged? */
@@ -330,6 +340,7 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return 0;
 	}
 	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
+	req->backoff = 0;
 
 	if (d > 0) {
 		w->ooo |= BIT_ULL(d - 1);
@@ -394,7 +405,9 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 	lockdep_assert_held(&qp->eng.lock);
 
-	if (!eroce_comp_psn_valid(req, pkt->psn)) {
+	/* read responses and atomic ACKs are matched to their request */
+	if (!(pkt->info->flags & (EROCE_OPF_READ | EROCE_OPF_ATOMIC)) &&
+	    !eroce_comp_psn_valid(req, pkt->psn)) {
 		/* an old duplicate ACK is harmless; anything else is noise */
 		eroce_stat_inc(edev, EROCE_CNT_DROP_UNEXPECTED_RESP);
 		net_dbg_ratelimited("eroce: QP %u: response PSN %u outside [%u, %u)\n",

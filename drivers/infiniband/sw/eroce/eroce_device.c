@@ -178,6 +178,7 @@ static void eroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct eroce_dev *edev = to_eroce_dev(ibdev);
 
+	eroce_tuning_sysfs_del(edev);
 	eroce_res_fini(&edev->res);
 	eroce_stats_fini(edev);
 	if (edev->net)
@@ -351,6 +352,7 @@ int eroce_dev_add(const char *name, struct net_device *ndev)
 	ib_set_device_ops(&edev->ibdev, &eroce_dev_ops);
 	ib_set_device_ops(&edev->ibdev, &eroce_verbs_ops);
 	eroce_res_init(&edev->res);
+	eroce_tuning_init(&edev->tuning);
 
 	err = eroce_stats_init(edev);
 	if (err)
@@ -373,6 +375,10 @@ int eroce_dev_add(const char *name, struct net_device *ndev)
 		       netdev_name(ndev), err);
 		goto err_dealloc_device;
 	}
+
+	err = eroce_tuning_sysfs_add(edev);
+	if (err)
+		dev_warn(&edev->ibdev.dev, "no tuning/ directory: %d\n", err);
 
 	dev_info(&edev->ibdev.dev, "RoCEv2 device on %s, port %s\n",
 		 netdev_name(ndev),

@@ -25,8 +25,8 @@ struct eroce_swqe {
 	u32 first_psn;			/* of the request (or read response) */
 	u32 last_psn;
 	u32 resp_psn;			/* next read response PSN expected */
-	u64 ooo;			/* responses resp_psn + 1 + i that
-					 * came early, bit i */
+	/* bit i: response resp_psn + 1 + i came early */
+	u64 ooo;
 	bool psn_valid;			/* sent at least once */
 	bool rerequested;		/* read re-requested from resp_psn */
 	bool done;			/* every response is in */
@@ -71,7 +71,6 @@ struct eroce_atomic_res {
 
 #define EROCE_ATOMIC_REPLAY	16
 #define EROCE_REQ_BUDGET	64	/* packets per requester run */
-#define EROCE_MAX_INFLIGHT_PKTS	256	/* unacknowledged packets per QP */
 #define EROCE_ACKREQ_EVERY	32	/* AckReq at least this often */
 
 struct eroce_req {
@@ -84,10 +83,10 @@ struct eroce_req {
 	u32 max_psn;			/* beyond the highest PSN ever sent */
 	u32 tail;			/* oldest entry not completed */
 	u32 una_psn;			/* oldest unacknowledged PSN */
-	u32 rd_atomic;			/* reads/atomics outstanding */
 	u32 since_ackreq;
 	u8 retry_left;
 	u8 rnr_retry_left;
+	u8 backoff;			/* consecutive timeouts */
 	bool rnr_wait;			/* timer runs an RNR delay */
 	bool timer_armed;
 	struct hrtimer timer;		/* retransmit and RNR timer */

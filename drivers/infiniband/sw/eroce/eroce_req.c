@@ -96,10 +96,6 @@ void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status)
 
 	lockdep_assert_held(&qp->eng.lock);
 
-	/* a read or atomic that was sent no longer holds a credit */
-	if (req->tail != req->cur && eroce_wqe_is_rd_atomic(w->wqe) &&
-	    req->rd_atomic)
-		req->rd_atomic--;
 	if (req->cur == req->tail) {
 		req->cur++;
 		req->cur_offset = 0;
@@ -128,7 +124,6 @@ void eroce_req_flush(struct eroce_qp *qp)
 		eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
 	req->cur = req->tail;
 	req->cur_offset = 0;
-	req->rd_atomic = 0;
 	req->una_psn = req->psn;
 	hrtimer_try_to_cancel(&req->timer);
 	req->timer_armed = false;
@@ -155,12 +150,27 @@ static bool eroce_req_outstanding(struct eroce_qp *qp)
 	       eroce_req_swqe(qp, req->tail)->psn_valid;
 }
 
-/* local ACK timeout: 4.096 us * 2^timeout; 0 means wait forever */
+/*
+ * The retransmit timeout: the QP's local ACK timeout (4.096 us *
+ * 2^timeout; 0 waits forever), kept within the device's min_rto_us and
+ * max_rto_us, doubled per consecutive timeout when rto_backoff is 2.
+ */
 static u64 eroce_req_rto_ns(struct eroce_qp *qp)
 {
+	struct eroce_tuning *t = &to_eroce_dev(qp->ibqp.device)->tuning;
+	u64 min_ns = (u64)READ_ONCE(t->min_rto_us) * NSEC_PER_USEC;
+	u64 max_ns = (u64)READ_ONCE(t->max_rto_us) * NSEC_PER_USEC;
 	u8 timeout = READ_ONCE(qp->attrs.timeout);
+	u64 rto;
 
-	return timeout ? 4096ULL << min_t(u8, timeout, 31) : 0;
+	if (!timeout)
+		return 0;
+	rto = max(4096ULL << min_t(u8, timeout, 31), min_ns);
+	if (READ_ONCE(t->rto_backoff) == 2)
+		rto <<= min_t(u8, qp->eng.req.backoff, 16);
+	if (max_ns)
+		rto = min(rto, max(max_ns, min_ns));
+	return rto;
 }
 
 /*
@@ -201,17 +211,13 @@ void eroce_req_rewind(struct eroce_qp *qp, u32 psn)
 	u32 i;
 
 	lockdep_assert_held(&qp->eng.lock);
-	req->rd_atomic = 0;
 	for (i = req->tail; i != req->head; i++) {
 		struct eroce_swqe *w = eroce_req_swqe(qp, i);
 
 		if (!w->psn_valid || eroce_psn_before(psn, w->first_psn))
 			break;
-		if (eroce_psn_after(psn, w->last_psn)) {
-			if (eroce_wqe_is_rd_atomic(w->wqe))
-				req->rd_atomic++;
+		if (eroce_psn_after(psn, w->last_psn))
 			continue;
-		}
 		req->cur = i;
 		req->cur_offset = eroce_wqe_is_atomic(w->wqe) ? 0 :
 				  eroce_psn_diff(psn, w->first_psn) * mtu;
@@ -466,7 +472,6 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 	}
 
 	if (eroce_wqe_is_rd_atomic(wqe)) {
-		req->rd_atomic++;
 		req->cur_offset = w->length;
 		req->psn = eroce_psn_add(req->psn, npkts);
 	} else {
@@ -663,6 +668,32 @@ static int eroce_req_fetch_next(struct eroce_qp *qp)
 }
 
 /*
+ * May @w, at req->cur and not started, go out now?  Not while
+ * max_rd_atomic reads and atomics wait for their responses (for a read or
+ * atomic), nor while any does (for a fenced entry).
+ */
+static bool eroce_req_rd_atomic_blocked(struct eroce_qp *qp,
+					struct eroce_swqe *w)
+{
+	struct eroce_req *req = &qp->eng.req;
+	u32 max = max_t(u32, 1, READ_ONCE(qp->attrs.max_rd_atomic));
+	u32 i, open = 0;
+
+	if (!eroce_wqe_is_rd_atomic(w->wqe) &&
+	    !(w->wqe->send_flags & EROCE_SEND_FENCE))
+		return false;
+	for (i = req->tail; i != req->cur; i++) {
+		const struct eroce_swqe *v = eroce_req_swqe(qp, i);
+
+		if (v->psn_valid && !v->done && eroce_wqe_is_rd_atomic(v->wqe))
+			open++;
+	}
+	if (w->wqe->send_flags & EROCE_SEND_FENCE)
+		return open > 0;
+	return open >= max;
+}
+
+/*
  * Run the requester for one batch.  Returns true when it stopped with
  * work left (the caller requeues it).
  */
@@ -708,13 +739,9 @@ bool eroce_req_run(struct eroce_qp *qp)
 
 		/* flow control: outstanding packets, reads, fences */
 		if (eroce_psn_diff(req->psn, req->una_psn) >=
-		    EROCE_MAX_INFLIGHT_PKTS)
+		    READ_ONCE(to_eroce_dev(qp->ibqp.device)->tuning.max_inflight_pkts))
 			return false;
-		if (eroce_wqe_is_rd_atomic(w->wqe) && !req->cur_offset &&
-		    req->rd_atomic >= max_t(u32, 1, qp->attrs.max_rd_atomic))
-			return false;
-		if ((w->wqe->send_flags & EROCE_SEND_FENCE) && req->rd_atomic &&
-		    !req->cur_offset)
+		if (!req->cur_offset && eroce_req_rd_atomic_blocked(qp, w))
 			return false;
 
 		err = eroce_req_send_rc(qp, w);
@@ -773,6 +800,7 @@ enum hrtimer_restart eroce_req_timer(struct hrtimer *timer)
 		goto out_unlock;
 	}
 	req->retry_left--;
+	req->backoff++;
 
 	/* an open read at the head of the line: ask for its rest only */
 	w = eroce_req_swqe(qp, req->tail);

@@ -55,7 +55,6 @@ static void eroce_req_resync(struct eroce_qp *qp)
 	req->head = req->tail;
 	req->cur = req->tail;
 	req->cur_offset = 0;
-	req->rd_atomic = 0;
 	req->rnr_wait = false;
 }
 

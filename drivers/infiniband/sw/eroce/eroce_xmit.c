@@ -20,6 +20,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
+#include <net/inet_ecn.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6_stubs.h>
@@ -104,11 +105,27 @@ static int eroce_pkt_seal(struct sk_buff *skb)
 	return 0;
 }
 
+/*
+ * The IP traffic class: the AV's, or the device default when the AV has
+ * none; with `ecn` on, ECN capable (ECT(0)) unless the class sets ECN
+ * bits itself.
+ */
+static u8 eroce_xmit_tclass(struct eroce_dev *edev, const struct eroce_av *av)
+{
+	u8 tclass = av->traffic_class ?:
+		    READ_ONCE(edev->tuning.default_tclass);
+
+	if (READ_ONCE(edev->tuning.ecn) && !(tclass & INET_ECN_MASK))
+		tclass |= INET_ECN_ECT_0;
+	return tclass;
+}
+
 static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 		       const struct eroce_av *av, u16 sport,
 		       struct sk_buff *skb)
 {
 	const struct ib_gid_attr *sattr = av->sgid_attr;
+	u8 tclass = eroce_xmit_tclass(edev, av);
 	struct net *net = dev_net(ndev);
 	struct flowi4 fl4 = {};
 	struct rtable *rt;
@@ -118,7 +135,7 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 	fl4.flowi4_oif = ndev->ifindex;
 	memcpy(&fl4.saddr, &sattr->gid.raw[12], sizeof(fl4.saddr));
 	memcpy(&fl4.daddr, &av->dgid.raw[12], sizeof(fl4.daddr));
-	fl4.flowi4_tos = RT_TOS(av->traffic_class);
+	fl4.flowi4_tos = RT_TOS(tclass);
 	fl4.flowi4_proto = IPPROTO_UDP;
 	rt = ip_route_output_key(net, &fl4);
 	if (IS_ERR(rt)) {
@@ -131,7 +148,7 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 	skb_reset_network_header(skb);
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = av->traffic_class;
+	iph->tos = tclass;
 	iph->tot_len = htons(skb->len);
 	iph->frag_off = htons(IP_DF);
 	iph->ttl = ip4_dst_hoplimit(&rt->dst);
@@ -182,7 +199,7 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 	eroce_push_udp(skb, sport);
 	ip6h = skb_push(skb, sizeof(*ip6h));
 	skb_reset_network_header(skb);
-	ip6_flow_hdr(ip6h, av->traffic_class,
+	ip6_flow_hdr(ip6h, eroce_xmit_tclass(edev, av),
 		     cpu_to_be32(av->flow_label) & IPV6_FLOWLABEL_MASK);
 	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
 	ip6h->nexthdr = IPPROTO_UDP;

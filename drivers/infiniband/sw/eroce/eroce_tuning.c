@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce_tuning.c - the tunables under /sys/class/infiniband/<dev>/tuning/.
+ *
+ * One file per knob, readable and writable at runtime; `profile` sets
+ * several at once.  Values take effect for every QP at its next use of
+ * them (the next timer start, the next packet), which is safe for all of
+ * these knobs.  Documentation/admin-guide.rst describes each one.
+ *
+ * Context: process context (sysfs).  Locks: eroce_tuning.lock serialises
+ * the stores; readers in the data path use READ_ONCE() and need no lock.
+ */
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+
+#include "eroce.h"
+
+#define EROCE_RTO_US_MAX	BIT(30)		/* ~18 minutes */
+#define EROCE_INFLIGHT_MAX	65536
+
+struct eroce_tuning_kobj {
+	struct kobject kobj;
+	struct eroce_dev *edev;
+};
+
+static const char * const eroce_profile_names[] = {
+	[EROCE_PROFILE_DEFAULT] = "default",
+	[EROCE_PROFILE_LOSSY_EDGE] = "lossy-edge",
+	[EROCE_PROFILE_LOSSLESS] = "lossless",
+	[EROCE_PROFILE_CUSTOM] = "custom",
+};
+
+/* the knobs of a profile; `custom` is never applied, only reported */
+static void eroce_tuning_profile(struct eroce_tuning *t,
+				 enum eroce_profile profile)
+{
+	switch (profile) {
+	case EROCE_PROFILE_LOSSY_EDGE:
+		/* short floor, doubling backoff bounded at 1 s, ECN on */
+		t->min_rto_us = 1000;
+		t->max_rto_us = 1000000;
+		t->rto_backoff = 2;
+		t->max_inflight_pkts = 64;
+		t->ecn = true;
+		break;
+	case EROCE_PROFILE_LOSSLESS:
+		t->min_rto_us = 0;
+		t->max_rto_us = 0;
+		t->rto_backoff = 1;
+		t->max_inflight_pkts = 1024;
+		t->ecn = true;
+		break;
+	default:
+		t->min_rto_us = 0;
+		t->max_rto_us = 0;
+		t->rto_backoff = 1;
+		t->max_inflight_pkts = 256;
+		t->ecn = false;
+		break;
+	}
+	t->profile = profile;
+}
+
+void eroce_tuning_init(struct eroce_tuning *t)
+{
+	mutex_init(&t->lock);
+	t->default_tclass = 0;
+	eroce_tuning_profile(t, EROCE_PROFILE_DEFAULT);
+}
+
+static struct eroce_tuning *eroce_kobj_tuning(struct kobject *kobj)
+{
+	return &container_of(kobj, struct eroce_tuning_kobj, kobj)->edev->tuning;
+}
+
+/* a u32 knob within [min, max] */
+struct eroce_tuning_attr {
+	struct kobj_attribute attr;
+	size_t offset;
+	u32 min;
+	u32 max;
+};
+
+static ssize_t eroce_u32_show(struct kobject *kobj, struct kobj_attribute *a,
+			      char *buf)
+{
+	struct eroce_tuning_attr *ta =
+		container_of(a, struct eroce_tuning_attr, attr);
+	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*(u32 *)((u8 *)t +
+							   ta->offset)));
+}
+
+/* cross-field rules, checked with the new value in place */
+static bool eroce_tuning_consistent(const struct eroce_tuning *t)
+{
+	if (t->max_rto_us && t->min_rto_us > t->max_rto_us)
+		return false;
+	return t->rto_backoff == 1 || t->rto_backoff == 2;
+}
+
+static ssize_t eroce_u32_store(struct kobject *kobj, struct kobj_attribute *a,
+			       const char *buf, size_t count)
+{
+	struct eroce_tuning_attr *ta =
+		container_of(a, struct eroce_tuning_attr, attr);
+	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
+	struct eroce_tuning next;
+	u32 val;
+	int err;
+
+	err = kstrtou32(buf, 0, &val);
+	if (err)
+		return err;
+	if (val < ta->min || val > ta->max)
+		return -EINVAL;
+
+	mutex_lock(&t->lock);
+	next = *t;
+	*(u32 *)((u8 *)&next + ta->offset) = val;
+	if (!eroce_tuning_consistent(&next)) {
+		mutex_unlock(&t->lock);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(u32 *)((u8 *)t + ta->offset), val);
+	t->profile = EROCE_PROFILE_CUSTOM;
+	mutex_unlock(&t->lock);
+	return count;
+}
+
+static struct eroce_tuning_attr eroce_attr_min_rto_us = {
+	.attr = __ATTR(min_rto_us, 0644, eroce_u32_show, eroce_u32_store),
+	.offset = offsetof(struct eroce_tuning, min_rto_us),
+	.min = 0,
+	.max = EROCE_RTO_US_MAX,
+};
+
+static struct eroce_tuning_attr eroce_attr_max_rto_us = {
+	.attr = __ATTR(max_rto_us, 0644, eroce_u32_show, eroce_u32_store),
+	.offset = offsetof(struct eroce_tuning, max_rto_us),
+	.min = 0,
+	.max = EROCE_RTO_US_MAX,
+};
+
+static struct eroce_tuning_attr eroce_attr_rto_backoff = {
+	.attr = __ATTR(rto_backoff, 0644, eroce_u32_show, eroce_u32_store),
+	.offset = offsetof(struct eroce_tuning, rto_backoff),
+	.min = 1,
+	.max = 2,
+};
+
+static struct eroce_tuning_attr eroce_attr_max_inflight_pkts = {
+	.attr = __ATTR(max_inflight_pkts, 0644, eroce_u32_show, eroce_u32_store),
+	.offset = offsetof(struct eroce_tuning, max_inflight_pkts),
+	.min = 1,
+	.max = EROCE_INFLIGHT_MAX,
+};
+
+static struct eroce_tuning_attr eroce_attr_default_tclass = {
+	.attr = __ATTR(default_tclass, 0644, eroce_u32_show, eroce_u32_store),
+	.offset = offsetof(struct eroce_tuning, default_tclass),
+	.min = 0,
+	.max = 255,
+};
+
+static ssize_t ecn_show(struct kobject *kobj, struct kobj_attribute *a,
+			char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(eroce_kobj_tuning(kobj)->ecn));
+}
+
+static ssize_t ecn_store(struct kobject *kobj, struct kobj_attribute *a,
+			 const char *buf, size_t count)
+{
+	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
+	bool val;
+	int err;
+
+	err = kstrtobool(buf, &val);
+	if (err)
+		return -EINVAL;
+	mutex_lock(&t->lock);
+	WRITE_ONCE(t->ecn, val);
+	t->profile = EROCE_PROFILE_CUSTOM;
+	mutex_unlock(&t->lock);
+	return count;
+}
+
+static struct kobj_attribute eroce_attr_ecn = __ATTR_RW(ecn);
+
+static ssize_t profile_show(struct kobject *kobj, struct kobj_attribute *a,
+			    char *buf)
+{
+	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
+
+	return sysfs_emit(buf, "%s\n", eroce_profile_names[READ_ONCE(t->profile)]);
+}
+
+static ssize_t profile_store(struct kobject *kobj, struct kobj_attribute *a,
+			     const char *buf, size_t count)
+{
+	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
+	int profile;
+
+	profile = sysfs_match_string(eroce_profile_names, buf);
+	if (profile < 0 || profile == EROCE_PROFILE_CUSTOM)
+		return -EINVAL;
+	mutex_lock(&t->lock);
+	eroce_tuning_profile(t, profile);
+	mutex_unlock(&t->lock);
+	return count;
+}
+
+static struct kobj_attribute eroce_attr_profile = __ATTR_RW(profile);
+
+static struct attribute *eroce_tuning_attrs[] = {
+	&eroce_attr_min_rto_us.attr.attr,
+	&eroce_attr_max_rto_us.attr.attr,
+	&eroce_attr_rto_backoff.attr.attr,
+	&eroce_attr_max_inflight_pkts.attr.attr,
+	&eroce_attr_default_tclass.attr.attr,
+	&eroce_attr_ecn.attr,
+	&eroce_attr_profile.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(eroce_tuning);
+
+static void eroce_tuning_kobj_release(struct kobject *kobj)
+{
+	kfree(container_of(kobj, struct eroce_tuning_kobj, kobj));
+}
+
+static const struct kobj_type eroce_tuning_ktype = {
+	.release = eroce_tuning_kobj_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = eroce_tuning_groups,
+};
+
+/* create tuning/ under the registered device */
+int eroce_tuning_sysfs_add(struct eroce_dev *edev)
+{
+	struct eroce_tuning_kobj *tk;
+	int err;
+
+	tk = kzalloc(sizeof(*tk), GFP_KERNEL);
+	if (!tk)
+		return -ENOMEM;
+	tk->edev = edev;
+	err = kobject_init_and_add(&tk->kobj, &eroce_tuning_ktype,
+				   &edev->ibdev.dev.kobj, "tuning");
+	if (err) {
+		kobject_put(&tk->kobj);
+		return err;
+	}
+	edev->tuning.kobj = &tk->kobj;
+	return 0;
+}
+
+/* remove tuning/; the store handlers have returned when this does */
+void eroce_tuning_sysfs_del(struct eroce_dev *edev)
+{
+	if (!edev->tuning.kobj)
+		return;
+	kobject_del(edev->tuning.kobj);
+	kobject_put(edev->tuning.kobj);
+	edev->tuning.kobj = NULL;
+}
