@@ -67,6 +67,10 @@ struct eroce_dev {
 	struct eroce_res res;		/* verbs objects */
 	struct eroce_stats __percpu *stats;
 	struct eroce_tuning tuning;	/* tuning/ in sysfs */
+
+	/* packets between QPs of this host, see eroce_xmit.c */
+	struct sk_buff_head lo_queue;	/* its own lock */
+	struct work_struct lo_work;
 };
 
 static inline struct eroce_dev *to_eroce_dev(struct ib_device *ibdev)

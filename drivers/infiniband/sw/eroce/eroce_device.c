@@ -19,6 +19,7 @@
 #include <rdma/ib_mad.h>
 
 #include "eroce.h"
+#include "eroce_xmit.h"
 
 /*
  * The largest RoCEv2 header stack around a path-MTU payload: IPv6 (40),
@@ -179,6 +180,8 @@ static void eroce_dealloc_driver(struct ib_device *ibdev)
 	struct eroce_dev *edev = to_eroce_dev(ibdev);
 
 	eroce_tuning_sysfs_del(edev);
+	cancel_work_sync(&edev->lo_work);
+	skb_queue_purge(&edev->lo_queue);
 	eroce_res_fini(&edev->res);
 	eroce_stats_fini(edev);
 	if (edev->net)
@@ -353,6 +356,8 @@ int eroce_dev_add(const char *name, struct net_device *ndev)
 	ib_set_device_ops(&edev->ibdev, &eroce_verbs_ops);
 	eroce_res_init(&edev->res);
 	eroce_tuning_init(&edev->tuning);
+	skb_queue_head_init(&edev->lo_queue);
+	INIT_WORK(&edev->lo_work, eroce_xmit_loopback_work);
 
 	err = eroce_stats_init(edev);
 	if (err)

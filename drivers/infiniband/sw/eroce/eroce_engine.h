@@ -120,10 +120,11 @@ struct eroce_resp {
 struct eroce_qp_engine {
 	/* guards req, resp and the QP's SQ/RQ consumer side in the engines */
 	spinlock_t lock;
-	struct work_struct work;	/* requester and read responder */
+	struct delayed_work work;	/* requester and read responder */
 	int cpu;			/* where the work runs: in order */
 	bool dead;			/* QP being destroyed: no new work */
 	bool flush_pending;		/* fatal error: flush the rings */
+	bool tx_stalled;		/* a packet was dropped on the way out */
 	struct eroce_req req;
 	struct eroce_resp resp;
 };
@@ -156,6 +157,7 @@ void eroce_qp_engine_fini(struct eroce_qp *qp);
 void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 			    enum ib_qp_state next);
 void eroce_qp_kick(struct eroce_qp *qp);
+void eroce_qp_kick_later(struct eroce_qp *qp);
 void eroce_qp_engine_flush(struct eroce_qp *qp);
 void eroce_qp_fatal(struct eroce_qp *qp);
 

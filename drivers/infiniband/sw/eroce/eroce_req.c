@@ -749,6 +749,7 @@ bool eroce_req_run(struct eroce_qp *qp)
 			return true;
 		/* the stack dropped a packet: let the queues drain first */
 		if (err == -EAGAIN) {
+			qp->eng.tx_stalled = true;
 			eroce_req_progress(qp);
 			return false;
 		}

@@ -767,9 +767,13 @@ bool eroce_resp_run_reads(struct eroce_qp *qp)
 		switch (rsp->type) {
 		case EROCE_RSP_READ:
 			while (rsp->sent < rsp->npkts) {
-				if (budget-- <= 0 ||
-				    !eroce_resp_send_read_pkt(qp, rsp))
+				if (budget-- <= 0)
 					return true;
+				if (!eroce_resp_send_read_pkt(qp, rsp)) {
+					/* dropped on the way out: back off */
+					qp->eng.tx_stalled = true;
+					return false;
+				}
 			}
 			if (rsp->mr)
 				eroce_mr_put(rsp->mr);

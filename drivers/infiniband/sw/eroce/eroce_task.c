@@ -35,11 +35,23 @@ void eroce_wq_exit(void)
 	destroy_workqueue(eroce_wq);
 }
 
-/* let the QP's work item run (again); any context */
+/* let the QP's work item run (again) now; any context */
 void eroce_qp_kick(struct eroce_qp *qp)
 {
 	if (!READ_ONCE(qp->eng.dead))
-		queue_work_on(READ_ONCE(qp->eng.cpu), eroce_wq, &qp->eng.work);
+		mod_delayed_work_on(READ_ONCE(qp->eng.cpu), eroce_wq,
+				    &qp->eng.work, 0);
+}
+
+/*
+ * Run the work item a jiffy from now, unless it is due earlier: the stack
+ * dropped a packet (a full queue on the way out), let it drain first.
+ */
+void eroce_qp_kick_later(struct eroce_qp *qp)
+{
+	if (!READ_ONCE(qp->eng.dead))
+		queue_delayed_work_on(READ_ONCE(qp->eng.cpu), eroce_wq,
+				      &qp->eng.work, 1);
 }
 
 /* realign the requester with the SQ after a flush or discard */
@@ -105,10 +117,10 @@ void eroce_qp_fatal(struct eroce_qp *qp)
 
 static void eroce_qp_work(struct work_struct *work)
 {
-	struct eroce_qp_engine *eng = container_of(work, struct eroce_qp_engine,
-						   work);
+	struct eroce_qp_engine *eng = container_of(to_delayed_work(work),
+						   struct eroce_qp_engine, work);
 	struct eroce_qp *qp = container_of(eng, struct eroce_qp, eng);
-	bool more;
+	bool more, stalled;
 
 	spin_lock_bh(&eng->lock);
 	if (eng->dead) {
@@ -123,9 +135,13 @@ static void eroce_qp_work(struct work_struct *work)
 	}
 	more = eroce_resp_run_reads(qp);
 	more |= eroce_req_run(qp);
+	stalled = eng->tx_stalled;
+	eng->tx_stalled = false;
 	spin_unlock_bh(&eng->lock);
 
-	if (more)
+	if (stalled)
+		eroce_qp_kick_later(qp);
+	else if (more)
 		eroce_qp_kick(qp);
 }
 
@@ -142,7 +158,7 @@ int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq)
 	u32 slots = qp->sq.num_slots;
 
 	spin_lock_init(&eng->lock);
-	INIT_WORK(&eng->work, eroce_qp_work);
+	INIT_DELAYED_WORK(&eng->work, eroce_qp_work);
 	eng->cpu = cpumask_local_spread(0, NUMA_NO_NODE);
 	hrtimer_init(&eng->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	eng->req.timer.function = eroce_req_timer;
@@ -185,7 +201,7 @@ void eroce_qp_engine_fini(struct eroce_qp *qp)
 	WRITE_ONCE(eng->dead, true);
 	spin_unlock_bh(&eng->lock);
 
-	cancel_work_sync(&eng->work);
+	cancel_delayed_work_sync(&eng->work);
 	hrtimer_cancel(&eng->req.timer);
 
 	spin_lock_bh(&eng->lock);

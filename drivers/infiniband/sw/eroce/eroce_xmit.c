@@ -9,13 +9,15 @@
  * eroce_pkt_xmit(), which prepends UDP and IPv4 or IPv6 headers for the
  * path in the address vector, computes the ICRC over the finished headers
  * and sends it through the IP stack of the egress netdev's namespace, so
- * the namespace's routes, neighbours, netfilter and qdiscs apply.  The
+ * the namespace's routes, neighbours, netfilter and qdiscs apply.  A
+ * packet for an address of this host on the sending netdev (QPs of one
+ * device talking to each other) loops back through a work item.  The
  * egress netdev is the one of the source GID (a VLAN device for a VLAN
  * GID).  UDP checksums are zero, as RoCEv2 allows; the ICRC protects the
  * payload.
  *
  * Context: process context or softirq, bottom halves off.  Locks: none;
- * RCU for the GID attribute's netdev.
+ * RCU for the GID attribute's netdev; the loopback queue's own lock.
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -120,6 +122,48 @@ static u8 eroce_xmit_tclass(struct eroce_dev *edev, const struct eroce_av *av)
 	return tclass;
 }
 
+/*
+ * A packet for an address of this host, sent from another netdev than
+ * the loopback device: the IP stack would deliver it through `lo`, where
+ * no eroce device listens.  Hand it to our own receive path instead, from
+ * a work item, never from inside the sender's engine lock.
+ */
+static bool eroce_xmit_is_loopback(struct net_device *ndev,
+				   struct dst_entry *dst)
+{
+	return (dst->dev->flags & IFF_LOOPBACK) &&
+	       !(ndev->flags & IFF_LOOPBACK);
+}
+
+static int eroce_xmit_loopback(struct eroce_dev *edev,
+			       struct net_device *ndev, struct sk_buff *skb)
+{
+	if (skb_queue_len(&edev->lo_queue) >= EROCE_LOOPBACK_QLEN) {
+		kfree_skb(skb);
+		return -ENOBUFS;
+	}
+	skb_dst_drop(skb);
+	skb->dev = ndev;
+	skb->pkt_type = PACKET_HOST;
+	/* as the UDP tunnel hands packets over: data at the UDP header */
+	__skb_pull(skb, skb_transport_offset(skb));
+	skb_queue_tail(&edev->lo_queue, skb);
+	schedule_work(&edev->lo_work);
+	return 0;
+}
+
+/* work item: receive the looped-back packets, bottom halves off */
+void eroce_xmit_loopback_work(struct work_struct *work)
+{
+	struct eroce_dev *edev = container_of(work, struct eroce_dev, lo_work);
+	struct sk_buff *skb;
+
+	local_bh_disable();
+	while ((skb = skb_dequeue(&edev->lo_queue)))
+		eroce_recv(NULL, skb);
+	local_bh_enable();
+}
+
 static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 		       const struct eroce_av *av, u16 sport,
 		       struct sk_buff *skb)
@@ -167,6 +211,8 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	skb->protocol = htons(ETH_P_IP);
+	if (eroce_xmit_is_loopback(ndev, &rt->dst))
+		return eroce_xmit_loopback(edev, ndev, skb);
 	skb->dev = rt->dst.dev;
 	return ip_local_out(net, eroce_net_sk(edev->net, false), skb);
 }
@@ -215,6 +261,8 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	skb->protocol = htons(ETH_P_IPV6);
+	if (eroce_xmit_is_loopback(ndev, dst))
+		return eroce_xmit_loopback(edev, ndev, skb);
 	skb->dev = dst->dev;
 	return ip6_local_out(net, sk, skb);
 }

@@ -19,5 +19,9 @@ struct sk_buff *eroce_pkt_alloc(u8 opcode, u32 paylen);
 void *eroce_pkt_payload(struct sk_buff *skb);
 int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
 		   u16 sport, struct sk_buff *skb);
+void eroce_xmit_loopback_work(struct work_struct *work);
+
+/* looped-back packets waiting for the receive path, per device */
+#define EROCE_LOOPBACK_QLEN	4096
 
 #endif /* EROCE_XMIT_H */
