@@ -16,9 +16,9 @@ DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 iperf3 ethtool \
 	qemu-system-x86 busybox-static tshark python3-scapy \
-	sparse strace
+	sparse strace gnuplot-nox
 
-.PHONY: all modules provider tools install deps check unit vmtest demo lint clean
+.PHONY: all modules provider tools install deps check unit vmtest demo bench lint clean
 
 all: modules provider tools
 
@@ -62,6 +62,12 @@ check: deps
 demo: deps all
 	selftests/run_vm.sh --show selftests/demo.sh
 
+# eroce vs rdma_rxe vs TCP in one guest (Documentation/bench.rst);
+# BENCH_QUICK=1 make bench for a ~3 min subset
+bench: deps all
+	$(MAKE) -C selftests/bench
+	selftests/bench/bench.sh
+
 # style checks need the kernel source (checkpatch.pl)
 lint:
 	scripts/lint.sh
@@ -71,3 +77,4 @@ clean:
 	$(MAKE) -C userspace clean
 	$(MAKE) -C tests/unit clean
 	$(MAKE) -C selftests/tools clean
+	$(MAKE) -C selftests/bench clean
