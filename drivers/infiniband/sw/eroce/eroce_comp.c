@@ -434,5 +434,6 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 	}
 
 	eroce_req_progress(qp);
-	eroce_qp_kick(qp);
+	if (eroce_req_has_work(qp))
+		eroce_qp_kick(qp);
 }

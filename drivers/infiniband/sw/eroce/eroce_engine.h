@@ -158,11 +158,13 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 			    enum ib_qp_state next);
 void eroce_qp_kick(struct eroce_qp *qp);
 void eroce_qp_kick_later(struct eroce_qp *qp);
+void eroce_qp_doorbell(struct eroce_qp *qp);
 void eroce_qp_engine_flush(struct eroce_qp *qp);
 void eroce_qp_fatal(struct eroce_qp *qp);
 
 /* eroce_req.c */
 bool eroce_req_run(struct eroce_qp *qp);
+bool eroce_req_has_work(struct eroce_qp *qp);
 void eroce_req_rewind(struct eroce_qp *qp, u32 psn);
 void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w);
 void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status);

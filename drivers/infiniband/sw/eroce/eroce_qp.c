@@ -695,7 +695,7 @@ int eroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		if (state == IB_QPS_ERR)
 			eroce_qp_engine_flush(qp);
 		else
-			eroce_qp_kick(qp);
+			eroce_qp_doorbell(qp);
 		return 0;
 	}
 

@@ -150,6 +150,18 @@ static bool eroce_req_outstanding(struct eroce_qp *qp)
 	       eroce_req_swqe(qp, req->tail)->psn_valid;
 }
 
+/* is there something for the requester to send (or to fetch and send)? */
+bool eroce_req_has_work(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (req->rnr_wait)
+		return false;
+	return req->cur != req->head ||
+	       READ_ONCE(qp->sq.ctrl->producer) != req->head;
+}
+
 /*
  * The retransmit timeout: the QP's local ACK timeout (4.096 us *
  * 2^timeout; 0 waits forever), kept within the device's min_rto_us and

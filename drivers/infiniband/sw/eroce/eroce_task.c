@@ -54,6 +54,42 @@ void eroce_qp_kick_later(struct eroce_qp *qp)
 				      &qp->eng.work, 1);
 }
 
+/**
+ * eroce_qp_doorbell() - userspace posted send work
+ * @qp: a user QP
+ *
+ * Runs the requester right here, in the poster's system call, when it is
+ * idle: no wake-up of the work item stands between a post and its first
+ * packet, and none competes for the CPU with a consumer that busy-polls
+ * its CQ.  The work item takes over what a budget leaves, and the new
+ * entries when the requester is busy elsewhere.
+ * Context: process context (the POST_SEND doorbell).
+ */
+void eroce_qp_doorbell(struct eroce_qp *qp)
+{
+	struct eroce_qp_engine *eng = &qp->eng;
+	bool more, stalled;
+
+	if (!spin_trylock_bh(&eng->lock)) {
+		eroce_qp_kick(qp);
+		return;
+	}
+	if (eng->dead || eng->flush_pending) {
+		spin_unlock_bh(&eng->lock);
+		eroce_qp_kick(qp);
+		return;
+	}
+	more = eroce_req_run(qp);
+	stalled = eng->tx_stalled;
+	eng->tx_stalled = false;
+	spin_unlock_bh(&eng->lock);
+
+	if (stalled)
+		eroce_qp_kick_later(qp);
+	else if (more)
+		eroce_qp_kick(qp);
+}
+
 /* realign the requester with the SQ after a flush or discard */
 static void eroce_req_resync(struct eroce_qp *qp)
 {
