@@ -261,6 +261,26 @@ static struct eroce_swqe *eroce_comp_read_entry(struct eroce_qp *qp, u32 psn)
 	return NULL;
 }
 
+/*
+ * The oldest PSN still unanswered moves on with the responses: past a
+ * completed read or atomic, up to the next open one.
+ */
+static void eroce_comp_update_una(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+	u32 una = req->psn;
+
+	if (req->tail != req->cur) {
+		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
+
+		if (!w->psn_valid || !eroce_comp_is_rd_atomic(w))
+			return;		/* a send or write waits for its ACK */
+		una = w->resp_psn;
+	}
+	if (eroce_psn_after(una, req->una_psn))
+		req->una_psn = una;
+}
+
 /* complete, in order, the oldest entries whose responses are all in */
 static void eroce_comp_retire(struct eroce_qp *qp)
 {
@@ -269,14 +289,11 @@ static void eroce_comp_retire(struct eroce_qp *qp)
 	while (req->tail != req->cur) {
 		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
 
-		if (!w->done) {
-			if (w->psn_valid && eroce_comp_is_rd_atomic(w) &&
-			    eroce_psn_after(w->resp_psn, req->una_psn))
-				req->una_psn = w->resp_psn;
+		if (!w->done)
 			break;
-		}
 		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
 	}
+	eroce_comp_update_una(qp);
 }
 
 /*
@@ -383,12 +400,14 @@ static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 			    w->wqe->num_sge);
 	err = eroce_sge_copy(&edev->res, qp->ibqp.pd, &it, &orig,
 			     sizeof(orig), true);
-	if (eroce_psn_after(eroce_psn_add(pkt->psn, 1), req->una_psn))
-		req->una_psn = eroce_psn_add(pkt->psn, 1);
 	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
+	req->backoff = 0;
 	eroce_req_complete_tail(qp, err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS);
-	if (err)
+	if (err) {
 		eroce_qp_fatal(qp);
+		return 0;
+	}
+	eroce_comp_retire(qp);
 	return 0;
 }
 
