@@ -41,21 +41,22 @@ static void eroce_tuning_profile(struct eroce_tuning *t,
 		t->min_rto_us = 1000;
 		t->max_rto_us = 1000000;
 		t->rto_backoff = 2;
-		t->max_inflight_pkts = 64;
+		t->max_inflight_pkts = 32;
 		t->ecn = true;
 		break;
 	case EROCE_PROFILE_LOSSLESS:
 		t->min_rto_us = 0;
 		t->max_rto_us = 0;
 		t->rto_backoff = 1;
-		t->max_inflight_pkts = 1024;
+		t->max_inflight_pkts = 256;
 		t->ecn = true;
 		break;
 	default:
 		t->min_rto_us = 0;
 		t->max_rto_us = 0;
 		t->rto_backoff = 1;
-		t->max_inflight_pkts = 256;
+		/* a LAN's bandwidth-delay product, go-back-N's cost per loss */
+		t->max_inflight_pkts = 64;
 		t->ecn = false;
 		break;
 	}
