@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 600
 #
 # hostile.sh: malformed and hostile RoCEv2 packets from the network.
 # selftests/tools/eroce_hostile.py (scapy, AF_PACKET on veth1 in ns1) aims

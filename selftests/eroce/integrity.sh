@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 600
 #
 # integrity.sh: every byte moved by SEND, RDMA WRITE (+ WRITE_WITH_IMM)
 # and RDMA READ between two eroce devices arrives intact.  Runs

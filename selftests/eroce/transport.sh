@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 600
 #
 # transport.sh: eroce <-> eroce across two namespaces on a veth pair, driven
 # by the standard tools: ibv_rc_pingpong (-c checks data, with and without
