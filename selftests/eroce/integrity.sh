@@ -22,6 +22,7 @@ TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
 BYTES=${INTEGRITY_BYTES:-48M}
 LOSS_BYTES=${INTEGRITY_LOSS_BYTES:-16M}
 TMO=${INTEGRITY_TIMEOUT:-150}
+IMPAIR_BYTES=${INTEGRITY_IMPAIR_BYTES:-4M}
 PORT=18530
 OUT=/tmp/integrity
 mkdir -p "$OUT"
@@ -155,6 +156,28 @@ test_loss() {
 	ns2 tc qdisc del dev veth2 root 2>/dev/null
 }
 
+# every operation, every byte checked, under each other impairment of
+# issue 3 on its own (netem on both veths): reordering, duplication,
+# corruption
+test_impairments() {
+	local g1 g2 imp name
+
+	g1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
+	g2=$(first_gid eroce2 "$(ipv4_gid 198.18.0.2)")
+	for imp in "reorder:delay 1ms reorder 95%" "duplicate:duplicate 1%" \
+		   "corrupt:corrupt 0.1%"; do
+		name=${imp%%:*}
+		# shellcheck disable=SC2086
+		ns1 tc qdisc add dev veth1 root netem ${imp#*:}
+		# shellcheck disable=SC2086
+		ns2 tc qdisc add dev veth2 root netem ${imp#*:}
+		pair "${name}_all_ops" "$g1" "$g2" 198.18.0.2 -b "$IMPAIR_BYTES" \
+			-s 31
+		ns1 tc qdisc del dev veth1 root 2>/dev/null
+		ns2 tc qdisc del dev veth2 root 2>/dev/null
+	done
+}
+
 test_kernel_log() {
 	local splat
 	splat=$(dmesg_since_mark | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace')
@@ -162,12 +185,13 @@ test_kernel_log() {
 	ktap_result no_kernel_splat "$([ -z "$splat" ]; echo $?)" "splat in dmesg"
 }
 
-ktap_plan 13
+ktap_plan 16
 [ -x "$TOOL" ] || ktap_bail "$TOOL not built (make -C selftests/tools)"
 require setup
 kmsg_mark
 test_lossless
 test_loss
+test_impairments
 test_kernel_log
 ktap_check link_del eval 'rdma link del eroce1 && rdma link del eroce2'
 ktap_finish
