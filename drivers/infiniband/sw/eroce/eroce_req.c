@@ -150,6 +150,17 @@ static bool eroce_req_outstanding(struct eroce_qp *qp)
 	       eroce_req_swqe(qp, req->tail)->psn_valid;
 }
 
+/*
+ * Ask for an ACK at least every EROCE_ACKREQ_EVERY packets, and twice per
+ * in-flight window, so a small window never waits for the timer.
+ */
+static u32 eroce_req_ackreq_every(struct eroce_qp *qp)
+{
+	u32 win = READ_ONCE(to_eroce_dev(qp->ibqp.device)->tuning.max_inflight_pkts);
+
+	return clamp_t(u32, win / 2, 1, EROCE_ACKREQ_EVERY);
+}
+
 /* is there something for the requester to send (or to fetch and send)? */
 bool eroce_req_has_work(struct eroce_qp *qp)
 {
@@ -443,7 +454,7 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 	eroce_bth_set_psn(bth, req->psn);
 	if (last && (wqe->send_flags & EROCE_SEND_SOLICITED))
 		eroce_bth_set_se(bth, true);
-	if (last || ++req->since_ackreq >= EROCE_ACKREQ_EVERY) {
+	if (last || ++req->since_ackreq >= eroce_req_ackreq_every(qp)) {
 		eroce_bth_set_ackreq(bth, true);
 		req->since_ackreq = 0;
 	}

@@ -129,6 +129,9 @@ void eroce_qp_engine_flush(struct eroce_qp *qp)
 	spin_lock_bh(&eng->lock);
 	eroce_req_resync(qp);
 	spin_unlock_bh(&eng->lock);
+
+	/* what userspace posts from now on must reach the kernel's flush */
+	eroce_ring_flags_set(&qp->sq, EROCE_RING_NEED_DOORBELL);
 }
 
 /*
