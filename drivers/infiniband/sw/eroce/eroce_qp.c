@@ -458,7 +458,8 @@ void eroce_qp_put(struct eroce_qp *qp)
 	eroce_obj_put(&qp->obj);
 }
 
-static u8 eroce_wc_opcode_from_wr(u8 opcode)
+/* the completion opcode of a send work request opcode */
+u8 eroce_wc_opcode_from_wr(u8 opcode)
 {
 	switch (opcode) {
 	case IB_UVERBS_WR_RDMA_WRITE:
@@ -732,9 +733,7 @@ int eroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 {
 	struct eroce_qp *qp = to_eroce_qp(ibqp);
 	struct eroce_ring *ring = &qp->rq;
-	unsigned long flags;
-	void *slot;
-	int err = 0;
+	int err;
 
 	/* user RQs belong to userspace; SRQ QPs have no RQ */
 	if (qp->user || !ring->ctrl || eroce_qp_state(qp) == IB_QPS_RESET) {
@@ -742,22 +741,7 @@ int eroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 
-	spin_lock_irqsave(&ring->producer_lock, flags);
-	for (; wr; wr = wr->next) {
-		slot = eroce_ring_produce_slot(ring);
-		if (!slot) {
-			err = -ENOMEM;
-			break;
-		}
-		err = eroce_recv_wqe_build(slot, qp->rq_max_sge, wr);
-		if (err)
-			break;
-		eroce_ring_produce_commit(ring);
-	}
-	spin_unlock_irqrestore(&ring->producer_lock, flags);
-
-	if (err)
-		*bad_wr = wr;
+	err = eroce_ring_post_recv(ring, qp->rq_max_sge, wr, bad_wr);
 	if (eroce_qp_state(qp) == IB_QPS_ERR)
 		eroce_qp_flush_rq(qp);
 	return err;

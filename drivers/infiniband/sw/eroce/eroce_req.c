@@ -62,23 +62,6 @@ static u32 eroce_qp_mtu(struct eroce_qp *qp)
 	return ib_mtu_enum_to_int(mtu ? mtu : IB_MTU_256);
 }
 
-static enum ib_wc_opcode eroce_wc_opcode(u8 wr_opcode)
-{
-	switch (wr_opcode) {
-	case IB_UVERBS_WR_RDMA_WRITE:
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return IB_WC_RDMA_WRITE;
-	case IB_UVERBS_WR_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		return IB_WC_COMP_SWAP;
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_WC_FETCH_ADD;
-	default:
-		return IB_WC_SEND;
-	}
-}
-
 /* the entry at the tail leaves the SQ, with a CQE if asked or failed */
 void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status)
 {
@@ -87,7 +70,7 @@ void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status)
 	struct eroce_cqe cqe = {
 		.wr_id = w->wqe->wr_id,
 		.status = status,
-		.opcode = eroce_wc_opcode(w->wqe->opcode),
+		.opcode = eroce_wc_opcode_from_wr(w->wqe->opcode),
 		.byte_len = w->length,
 		.qp_num = qp->ibqp.qp_num,
 	};

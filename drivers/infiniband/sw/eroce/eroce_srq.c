@@ -15,7 +15,8 @@
  * Fill an RQ/SRQ slot with room for @max_sge SGEs from @wr.  The slot is
  * kernel memory (kernel rings only).
  */
-int eroce_recv_wqe_build(void *slot, u32 max_sge, const struct ib_recv_wr *wr)
+static int eroce_recv_wqe_build(void *slot, u32 max_sge,
+				const struct ib_recv_wr *wr)
 {
 	struct eroce_recv_wqe *wqe = slot;
 	struct eroce_sge *sge = slot + sizeof(*wqe);
@@ -38,6 +39,43 @@ int eroce_recv_wqe_build(void *slot, u32 max_sge, const struct ib_recv_wr *wr)
 	wqe->num_sge = wr->num_sge;
 	wqe->reserved = 0;
 	return 0;
+}
+
+/**
+ * eroce_ring_post_recv() - post kernel receive work requests to a ring
+ * @ring: a kernel RQ or SRQ
+ * @max_sge: SGEs a slot holds
+ * @wr: the chain of work requests
+ * @bad_wr: set to the first one not posted, on error
+ *
+ * Context: any; takes the ring's producer_lock.
+ * Return: 0, -ENOMEM when the ring is full, -EINVAL for a bad request.
+ */
+int eroce_ring_post_recv(struct eroce_ring *ring, u32 max_sge,
+			 const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr)
+{
+	unsigned long flags;
+	void *slot;
+	int err = 0;
+
+	spin_lock_irqsave(&ring->producer_lock, flags);
+	for (; wr; wr = wr->next) {
+		slot = eroce_ring_produce_slot(ring);
+		if (!slot) {
+			err = -ENOMEM;
+			break;
+		}
+		err = eroce_recv_wqe_build(slot, max_sge, wr);
+		if (err)
+			break;
+		eroce_ring_produce_commit(ring);
+	}
+	spin_unlock_irqrestore(&ring->producer_lock, flags);
+
+	if (err)
+		*bad_wr = wr;
+	return err;
 }
 
 int eroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
@@ -146,34 +184,13 @@ int eroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr)
 {
 	struct eroce_srq *srq = to_eroce_srq(ibsrq);
-	struct eroce_ring *ring = &srq->ring;
-	unsigned long flags;
-	void *slot;
-	int err = 0;
 
 	/* a user SRQ's producer index belongs to userspace */
 	if (srq->user) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-
-	spin_lock_irqsave(&ring->producer_lock, flags);
-	for (; wr; wr = wr->next) {
-		slot = eroce_ring_produce_slot(ring);
-		if (!slot) {
-			err = -ENOMEM;
-			break;
-		}
-		err = eroce_recv_wqe_build(slot, srq->max_sge, wr);
-		if (err)
-			break;
-		eroce_ring_produce_commit(ring);
-	}
-	spin_unlock_irqrestore(&ring->producer_lock, flags);
-
-	if (err)
-		*bad_wr = wr;
-	return err;
+	return eroce_ring_post_recv(&srq->ring, srq->max_sge, wr, bad_wr);
 }
 
 /*

@@ -291,7 +291,9 @@ int eroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int eroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr);
 void eroce_srq_check_limit(struct eroce_srq *srq);
-int eroce_recv_wqe_build(void *slot, u32 max_sge, const struct ib_recv_wr *wr);
+int eroce_ring_post_recv(struct eroce_ring *ring, u32 max_sge,
+			 const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr);
 
 /* eroce_qp.c */
 int eroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -308,5 +310,6 @@ int eroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 struct eroce_qp *eroce_qp_get(struct eroce_res *res, u32 qpn);
 void eroce_qp_put(struct eroce_qp *qp);
 void eroce_qp_flush(struct eroce_qp *qp);
+u8 eroce_wc_opcode_from_wr(u8 opcode);
 
 #endif /* EROCE_VERBS_H */
