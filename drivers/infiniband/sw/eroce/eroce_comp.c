@@ -420,6 +420,7 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	struct eroce_dev *edev = pkt->edev;
 	struct eroce_req *req = &qp->eng.req;
+	u32 una = req->una_psn, tail = req->tail;
 	int err = 0;
 
 	lockdep_assert_held(&qp->eng.lock);
@@ -452,7 +453,13 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return;
 	}
 
-	eroce_req_progress(qp);
+	/*
+	 * Only progress restarts the retransmit timer: a peer repeating
+	 * the same ACK must not keep a stuck QP from timing out.
+	 */
+	if (req->una_psn != una || req->tail != tail || !req->timer_armed ||
+	    req->rnr_wait)
+		eroce_req_progress(qp);
 	if (eroce_req_has_work(qp))
 		eroce_qp_kick(qp);
 }
