@@ -10,9 +10,9 @@
 #   reorder   delay 1ms reorder 95%  (5% of the packets are held back 1 ms)
 #   duplicate duplicate 1%
 #   corrupt   corrupt 0.1%           (random bit flips)
-# Under each: ib_write_bw, ib_read_bw and ib_send_bw (-s 65536 -n 200, 50
-# under reordering) must finish with exit 0 on both sides,
-# ibv_rc_pingpong -c -s 65536 -n 200 (50)
+# Under each: ib_write_bw, ib_read_bw and ib_send_bw (-s 65536 -n 200;
+# -s 4096 -n 50 under reordering) must finish with exit 0 on both sides,
+# ibv_rc_pingpong -c likewise
 # (checks every received buffer) must pass, and the counters must show the
 # recovery: retransmit_timeouts / retransmits_by_nak / seq_err_naks_* for
 # loss and reorder, duplicate_requests for duplication.  For corruption
@@ -49,7 +49,8 @@ moved_any() {
 # scenario NAME COUNTERS NETEM_ARGS...: COUNTERS is a space-separated list,
 # one of which must move ("" = report only)
 scenario() {
-	local name=$1 counters=$2 t n=${SCENARIO_N:-200}; shift 2
+	local name=$1 counters=$2 t n=${SCENARIO_N:-200} sz=${SCENARIO_S:-65536}
+	shift 2
 
 	stat_snap eroce1/1 "$B1"
 	stat_snap eroce2/1 "$B2"
@@ -60,12 +61,12 @@ scenario() {
 	ktap_diag "netem $* on veth1 and veth2"
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
 		ktap_srv_cli "${name}_$t" perftest_ok \
-			"$t" -d eroce2 -x "$G2" -s 65536 -n "$n" -- \
-			"$t" -d eroce1 -x "$G1" -s 65536 -n "$n" "$SRV"
+			"$t" -d eroce2 -x "$G2" -s "$sz" -n "$n" -- \
+			"$t" -d eroce1 -x "$G1" -s "$sz" -n "$n" "$SRV"
 	done
 	ktap_srv_cli "${name}_rc_pingpong_data" "out_has \"$n iters in [0-9.]+ seconds\"" \
-		ibv_rc_pingpong -d eroce2 -g "$G2" -s 65536 -n "$n" -c -- \
-		ibv_rc_pingpong -d eroce1 -g "$G1" -s 65536 -n "$n" -c "$SRV"
+		ibv_rc_pingpong -d eroce2 -g "$G2" -s "$sz" -n "$n" -c -- \
+		ibv_rc_pingpong -d eroce1 -g "$G1" -s "$sz" -n "$n" -c "$SRV"
 	clear_impair
 	ktap_diag "eroce1: $(stat_changes eroce1/1 "$B1")"
 	ktap_diag "eroce2: $(stat_changes eroce2/1 "$B2")"
@@ -87,8 +88,9 @@ kmsg_mark
 scenario loss "retransmit_timeouts retransmits_by_nak seq_err_naks_sent seq_err_naks_rcvd" \
 	loss 1%
 # go-back-N resends a whole window per reordered packet (selective repeat
-# is the cure): fewer messages keep this scenario within the test's time
-SCENARIO_N=50 scenario reorder "seq_err_naks_sent seq_err_naks_rcvd retransmits_by_nak duplicate_requests" \
+# is the cure): fewer, 4 KiB messages keep this scenario within its time;
+# integrity.sh moves megabytes under the same reordering
+SCENARIO_N=50 SCENARIO_S=4096 SC_T=120 scenario reorder "seq_err_naks_sent seq_err_naks_rcvd retransmits_by_nak duplicate_requests" \
 	delay 1ms reorder 95%
 scenario duplicate "duplicate_requests" duplicate 1%
 scenario corrupt "" corrupt 0.1%
