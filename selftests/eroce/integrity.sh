@@ -139,8 +139,7 @@ test_loss() {
 		ns2 tc qdisc add dev veth2 root netem loss 1%'
 	r1=$(retransmits eroce1)
 	n2=$(responder_loss eroce2)
-	# SEND with 4 QPs x 32 WRs under loss can stall (a known bug, see the
-	# closing note of 2026-11-30): WRITE and READ here, SEND in loss.sh
+	pair loss_send "$g1" "$g2" 198.18.0.2 -o send -b "$LOSS_BYTES" -s 21
 	pair loss_write "$g1" "$g2" 198.18.0.2 -o write -b "$LOSS_BYTES" -s 22
 	pair loss_read "$g1" "$g2" 198.18.0.2 -o read -b "$LOSS_BYTES" -s 23
 	a1=$(retransmits eroce1)
@@ -172,8 +171,8 @@ test_impairments() {
 		ns1 tc qdisc add dev veth1 root netem ${imp#*:}
 		# shellcheck disable=SC2086
 		ns2 tc qdisc add dev veth2 root netem ${imp#*:}
-		pair "${name}_write_read" "$g1" "$g2" 198.18.0.2 -o write,read \
-			-b "$IMPAIR_BYTES" -s 31
+		pair "${name}_all_ops" "$g1" "$g2" 198.18.0.2 \
+			-o send,write,read -b "$IMPAIR_BYTES" -s 31
 		ns1 tc qdisc del dev veth1 root 2>/dev/null
 		ns2 tc qdisc del dev veth2 root 2>/dev/null
 	done
@@ -186,7 +185,7 @@ test_kernel_log() {
 	ktap_result no_kernel_splat "$([ -z "$splat" ]; echo $?)" "splat in dmesg"
 }
 
-ktap_plan 15
+ktap_plan 16
 [ -x "$TOOL" ] || ktap_bail "$TOOL not built (make -C selftests/tools)"
 require setup
 kmsg_mark

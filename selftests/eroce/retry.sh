@@ -84,6 +84,27 @@ test_retry() {
 		--mode retry --op write --size 65536 --timeout 14 --retry-cnt 3 --hook "$LOSS_REQ"
 }
 
+# While a requester retries, `rdma -dd resource show qp` shows it: a QP with
+# an unacknowledged PSN (una_psn behind next_psn), its retransmit timer
+# armed and retries left.
+test_driver_details() {
+	local dump=$RDMA_TMP/qp_details
+
+	rm -f "$dump"
+	rt retry_exceeded_timeout18_details 1000 10000 \
+		--mode retry --op send --timeout 18 --retry-cnt 3 \
+		--hook "$LOSS_REQ; (sleep 0.5; rdma -dd resource show qp link eroce1/1 >$dump) &"
+	ktap_diag "$(grep -v 'lqpn 1 ' "$dump" 2>/dev/null)"
+	if awk '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1) }
+		v["drv_timer_armed"] == 1 && v["drv_una_psn"] != v["drv_next_psn"] &&
+		v["drv_retry_left"] > 0 && v["drv_sq_tail"] != v["drv_sq_head"] { ok = 1 }
+		{ delete v } END { exit !ok }' "$dump" 2>/dev/null; then
+		ktap_ok qp_driver_details_show_retrying_qp
+	else
+		ktap_fail qp_driver_details_show_retrying_qp "no retrying QP in rdma -dd resource show qp"
+	fi
+}
+
 test_rnr() {
 	# min_rnr_timer 14 = 0.96 ms between RNR retries
 	rt rnr_retry_exceeded 0 5000 --mode rnr --rnr-retry 2 --min-rnr-timer 14
@@ -96,13 +117,14 @@ test_rnr() {
 	rt rnr_recover 400 10000 --mode rnr-recover --delay-ms 500 --min-rnr-timer 14
 }
 
-ktap_plan 20
+ktap_plan 22
 require eroce_pair_setup
 require pair_gids
 pair_gids
 require build_tool
 kmsg_mark
 test_retry
+test_driver_details
 test_rnr
 ktap_diag "eroce1: $(stat_nonzero eroce1/1)"
 ktap_diag "eroce2: $(stat_nonzero eroce2/1)"

@@ -23,6 +23,23 @@ static inline struct eroce_swqe *eroce_comp_swqe(struct eroce_qp *qp, u32 i)
 	return &qp->eng.req.swqe[i & (qp->sq.num_slots - 1)];
 }
 
+/*
+ * The oldest entry that has been sent at least once, or NULL.  Entries
+ * are sent in order, so the sent ones are a prefix of [tail, head); after
+ * a go-back-N, some of them lie beyond req->cur, and an acknowledgment
+ * can still cover them.
+ */
+static struct eroce_swqe *eroce_comp_oldest_sent(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+	struct eroce_swqe *w;
+
+	if (req->tail == req->head)
+		return NULL;
+	w = eroce_comp_swqe(qp, req->tail);
+	return w->psn_valid ? w : NULL;
+}
+
 static bool eroce_comp_is_rd_atomic(const struct eroce_swqe *w)
 {
 	switch (w->wqe->opcode) {
@@ -43,13 +60,10 @@ static bool eroce_comp_is_rd_atomic(const struct eroce_swqe *w)
 static void eroce_comp_ack_until(struct eroce_qp *qp, u32 psn)
 {
 	struct eroce_req *req = &qp->eng.req;
+	struct eroce_swqe *w;
 	u32 una = psn;
 
-	while (req->tail != req->cur) {
-		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
-
-		if (!w->psn_valid)
-			break;
+	while ((w = eroce_comp_oldest_sent(qp))) {
 		if (eroce_comp_is_rd_atomic(w) ? !w->done :
 		    !eroce_psn_before(w->last_psn, psn))
 			break;
@@ -57,13 +71,10 @@ static void eroce_comp_ack_until(struct eroce_qp *qp, u32 psn)
 	}
 
 	/* an open read or atomic still waits for its responses */
-	if (req->tail != req->cur) {
-		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
-
-		if (w->psn_valid && eroce_comp_is_rd_atomic(w) &&
-		    eroce_psn_before(w->resp_psn, una))
-			una = w->resp_psn;
-	}
+	w = eroce_comp_oldest_sent(qp);
+	if (w && eroce_comp_is_rd_atomic(w) &&
+	    eroce_psn_before(w->resp_psn, una))
+		una = w->resp_psn;
 	if (eroce_psn_after(una, req->una_psn)) {
 		req->una_psn = una;
 		req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
@@ -87,13 +98,9 @@ static bool eroce_comp_psn_valid(struct eroce_req *req, u32 psn)
  */
 static void eroce_comp_check_lost_response(struct eroce_qp *qp, u32 psn)
 {
-	struct eroce_req *req = &qp->eng.req;
-	struct eroce_swqe *w;
+	struct eroce_swqe *w = eroce_comp_oldest_sent(qp);
 
-	if (req->tail == req->cur)
-		return;
-	w = eroce_comp_swqe(qp, req->tail);
-	if (!w->psn_valid || !eroce_comp_is_rd_atomic(w) || w->done ||
+	if (!w || !eroce_comp_is_rd_atomic(w) || w->done ||
 	    eroce_psn_before(psn, w->first_psn) || w->rerequested)
 		return;
 	w->rerequested = true;
@@ -141,7 +148,7 @@ static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn)
 	/* the entry holding @psn failed at the responder; the QP fails */
 	eroce_stat_inc(edev, EROCE_CNT_NAK_RCVD_FATAL);
 	eroce_comp_ack_until(qp, psn);
-	if (req->tail != req->cur)
+	if (eroce_comp_oldest_sent(qp))
 		eroce_req_complete_tail(qp, status);
 	eroce_qp_fatal(qp);
 }
@@ -157,7 +164,7 @@ static void eroce_comp_rnr(struct eroce_qp *qp, u32 psn, u8 syn)
 	if (rnr_retry != 7) {
 		if (!req->rnr_retry_left) {
 			eroce_stat_inc(edev, EROCE_CNT_RNR_RETRY_EXCEEDED);
-			if (req->tail != req->cur)
+			if (eroce_comp_oldest_sent(qp))
 				eroce_req_complete_tail(qp,
 							IB_WC_RNR_RETRY_EXC_ERR);
 			eroce_qp_fatal(qp);
@@ -199,24 +206,17 @@ static void eroce_comp_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 static struct eroce_swqe *eroce_comp_rd_atomic_entry(struct eroce_qp *qp,
 						     u32 psn)
 {
-	struct eroce_req *req = &qp->eng.req;
 	struct eroce_swqe *w;
 
 	/* a response acknowledges every request before its own */
-	while (req->tail != req->cur) {
-		w = eroce_comp_swqe(qp, req->tail);
-		if (!w->psn_valid)
-			return NULL;
+	while ((w = eroce_comp_oldest_sent(qp))) {
 		if (eroce_comp_is_rd_atomic(w))
 			break;
 		if (!eroce_psn_before(w->last_psn, psn))
 			return NULL;
 		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
 	}
-	if (req->tail == req->cur)
-		return NULL;
-	w = eroce_comp_swqe(qp, req->tail);
-	if (eroce_psn_before(psn, w->first_psn) ||
+	if (!w || eroce_psn_before(psn, w->first_psn) ||
 	    eroce_psn_after(psn, w->last_psn))
 		return NULL;
 	return w;
@@ -231,18 +231,17 @@ static struct eroce_swqe *eroce_comp_rd_atomic_entry(struct eroce_qp *qp,
 static struct eroce_swqe *eroce_comp_read_entry(struct eroce_qp *qp, u32 psn)
 {
 	struct eroce_req *req = &qp->eng.req;
+	struct eroce_swqe *oldest;
 	u32 i;
 
-	while (req->tail != req->cur) {
-		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
-
-		if (!w->psn_valid || eroce_comp_is_rd_atomic(w) ||
-		    !eroce_psn_before(w->last_psn, psn))
+	while ((oldest = eroce_comp_oldest_sent(qp))) {
+		if (eroce_comp_is_rd_atomic(oldest) ||
+		    !eroce_psn_before(oldest->last_psn, psn))
 			break;
 		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
 	}
 
-	for (i = req->tail; i != req->cur; i++) {
+	for (i = req->tail; i != req->head; i++) {
 		struct eroce_swqe *w = eroce_comp_swqe(qp, i);
 
 		if (!w->psn_valid || eroce_psn_before(psn, w->first_psn))
@@ -268,12 +267,11 @@ static struct eroce_swqe *eroce_comp_read_entry(struct eroce_qp *qp, u32 psn)
 static void eroce_comp_update_una(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
+	struct eroce_swqe *w = eroce_comp_oldest_sent(qp);
 	u32 una = req->psn;
 
-	if (req->tail != req->cur) {
-		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
-
-		if (!w->psn_valid || !eroce_comp_is_rd_atomic(w))
+	if (w) {
+		if (!eroce_comp_is_rd_atomic(w))
 			return;		/* a send or write waits for its ACK */
 		una = w->resp_psn;
 	}
@@ -284,15 +282,10 @@ static void eroce_comp_update_una(struct eroce_qp *qp)
 /* complete, in order, the oldest entries whose responses are all in */
 static void eroce_comp_retire(struct eroce_qp *qp)
 {
-	struct eroce_req *req = &qp->eng.req;
+	struct eroce_swqe *w;
 
-	while (req->tail != req->cur) {
-		struct eroce_swqe *w = eroce_comp_swqe(qp, req->tail);
-
-		if (!w->done)
-			break;
+	while ((w = eroce_comp_oldest_sent(qp)) && w->done)
 		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
-	}
 	eroce_comp_update_una(qp);
 }
 

@@ -79,9 +79,16 @@ void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status)
 
 	lockdep_assert_held(&qp->eng.lock);
 
+	/*
+	 * An acknowledgment can cover the entry the requester went back to:
+	 * it moves on to the next one, at that one's first PSN.
+	 */
 	if (req->cur == req->tail) {
 		req->cur++;
 		req->cur_offset = 0;
+		if (w->psn_valid &&
+		    eroce_psn_before_eq(req->psn, w->last_psn))
+			req->psn = eroce_psn_add(w->last_psn, 1);
 	}
 	req->tail++;
 

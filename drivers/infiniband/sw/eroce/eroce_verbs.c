@@ -46,6 +46,7 @@ const struct ib_device_ops eroce_verbs_ops = {
 	.destroy_qp = eroce_destroy_qp,
 	.post_send = eroce_post_send,
 	.post_recv = eroce_post_recv,
+	.fill_res_qp_entry = eroce_fill_res_qp_entry,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, eroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, eroce_cq, ibcq),

@@ -312,4 +312,7 @@ void eroce_qp_put(struct eroce_qp *qp);
 void eroce_qp_flush(struct eroce_qp *qp);
 u8 eroce_wc_opcode_from_wr(u8 opcode);
 
+/* eroce_restrack.c */
+int eroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+
 #endif /* EROCE_VERBS_H */
