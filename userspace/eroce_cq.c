@@ -33,9 +33,9 @@ static void eroce_cqe_to_wc(const struct eroce_cqe *cqe, struct ibv_wc *wc)
 	wc->imm_data = cqe->ex;		/* also invalidated_rkey */
 	wc->qp_num = cqe->qp_num;
 	wc->src_qp = cqe->src_qp;
-	wc->wc_flags = cqe->wc_flags;
+	wc->wc_flags = cqe->wc_flags & ~EROCE_WC_WITH_VLAN;
 	wc->pkey_index = cqe->pkey_index;
-	wc->slid = cqe->slid;
+	wc->slid = cqe->wc_flags & EROCE_WC_WITH_VLAN ? 0 : cqe->slid;
 	wc->sl = cqe->sl;
 	wc->dlid_path_bits = 0;
 }
@@ -163,7 +163,9 @@ static unsigned int cq_read_wc_flags(struct ibv_cq_ex *ibcq)
 
 static uint32_t cq_read_slid(struct ibv_cq_ex *ibcq)
 {
-	return cq_ex_to_ecq(ibcq)->cur->slid;
+	const struct eroce_cqe *cqe = cq_ex_to_ecq(ibcq)->cur;
+
+	return cqe->wc_flags & EROCE_WC_WITH_VLAN ? 0 : cqe->slid;
 }
 
 static uint8_t cq_read_sl(struct ibv_cq_ex *ibcq)

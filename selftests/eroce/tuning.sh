@@ -46,12 +46,14 @@ SRV=198.18.0.2
 PCAP=$RDMA_TMP/tuning.pcap
 DECODED=$RDMA_TMP/tuning.txt
 CAP_PID=
-KNOBS="min_rto_us max_rto_us rto_backoff max_inflight_pkts default_tclass ecn profile"
-# the values of the profiles, in the order of $KNOBS without default_tclass
-# (eroce_tuning.c: eroce_tuning_profile()); default_tclass defaults to 0
-DEFAULTS="0 0 1 64 0 default"
-LOSSY_EDGE="1000 1000000 2 32 1 lossy-edge"
-LOSSLESS="0 0 1 256 1 lossless"
+KNOBS="min_rto_us max_rto_us rto_backoff adaptive_rto loss_recovery max_inflight_pkts default_tclass priority_tag max_rate_mbps cc cnp_interval_us ecn profile"
+# the values of the profiles, in the order knobs() reads them
+# (eroce_tuning.c: eroce_tuning_profile()); the knobs no profile sets
+# (default_tclass, priority_tag, max_rate_mbps, cnp_interval_us) have their
+# defaults in test_defaults
+DEFAULTS="0 0 1 0 gbn 64 0 none default"
+LOSSY_EDGE="1000 1000000 2 1 tlp 32 1 dcqcn lossy-edge"
+LOSSLESS="0 0 1 0 gbn 256 1 dcqcn lossless"
 
 build_tool() {
 	[ -x "$TOOL" ] && [ "$TOOL" -nt "$TOOL.c" ] && return 0
@@ -73,7 +75,9 @@ kr() {
 # knobs DIR: the values of the profile knobs, as in $DEFAULTS
 knobs() {
 	echo "$(kr "$1" min_rto_us) $(kr "$1" max_rto_us) $(kr "$1" rto_backoff)" \
-		"$(kr "$1" max_inflight_pkts) $(kr "$1" ecn) $(kr "$1" profile)"
+		"$(kr "$1" adaptive_rto) $(kr "$1" loss_recovery)" \
+		"$(kr "$1" max_inflight_pkts) $(kr "$1" ecn) $(kr "$1" cc)" \
+		"$(kr "$1" profile)"
 }
 
 # with VALUES FIELD VALUE: profile VALUES after a manual write of field
@@ -96,10 +100,10 @@ knobs_are() {
 test_defaults() {
 	local k want got fails='' i=0
 	local -a v
-	declare -A def=([default_tclass]=0)
+	declare -A def=([default_tclass]=0 [priority_tag]=0 [max_rate_mbps]=0 [cnp_interval_us]=50)
 
 	read -ra v <<<"$DEFAULTS"
-	for k in min_rto_us max_rto_us rto_backoff max_inflight_pkts ecn profile; do
+	for k in min_rto_us max_rto_us rto_backoff adaptive_rto loss_recovery max_inflight_pkts ecn cc profile; do
 		def[$k]=${v[$i]}
 		i=$((i + 1))
 	done
@@ -125,7 +129,7 @@ test_defaults() {
 		"eroce2:$fails"
 	# exactly these files, owner-writable
 	got=$(cd "$T1" && stat -c '%n %a' -- * | sort | tr '\n' ' ')
-	want="default_tclass 644 ecn 644 max_inflight_pkts 644 max_rto_us 644 min_rto_us 644 profile 644 rto_backoff 644 "
+	want="adaptive_rto 644 cc 644 cnp_interval_us 644 dcqcn 755 default_tclass 644 ecn 644 loss_recovery 644 max_inflight_pkts 644 max_rate_mbps 644 max_rto_us 644 min_rto_us 644 priority_tag 644 profile 644 rto_backoff 644 "
 	ktap_result tuning_files_and_modes "$([ "$got" = "$want" ]; echo $?)" \
 		"got '$got'"
 }
@@ -167,6 +171,12 @@ test_validation() {
 	rejects max_inflight_pkts 0 65537 4294967296 -1 abc ""
 	rejects default_tclass 256 1000 -1 abc 0x1g ""
 	rejects ecn 2 -1 abc ""
+	rejects priority_tag 2 -1 abc ""
+	rejects adaptive_rto 2 -1 abc ""
+	rejects loss_recovery sr GBN gb "" tlp2 none
+	rejects max_rate_mbps 400001 -1 abc ""
+	rejects cc dcqc DCQCN "" tlp 1
+	rejects cnp_interval_us 1000001 -1 abc ""
 	rejects profile custom foo LOSSY-EDGE lossy_edge "lossy edge" defaults ""
 	knobs_are rejected_writes_keep_lossy_edge "$T1" "$LOSSY_EDGE"
 
@@ -177,6 +187,12 @@ test_validation() {
 	accepts default_tclass 255 0
 	accepts rto_backoff 2 1
 	accepts ecn 1 0
+	accepts priority_tag 1 0
+	accepts adaptive_rto 1 0
+	accepts loss_recovery tlp gbn
+	accepts max_rate_mbps 400000 100 0
+	accepts cc dcqcn none
+	accepts cnp_interval_us 0 1000000 50
 
 	# min_rto_us must not exceed a nonzero max_rto_us, from either side
 	local bad=''
@@ -194,6 +210,36 @@ test_validation() {
 	require kw "$T1" profile default
 }
 
+# dcqcn/: every DCQCN parameter exists with its documented default and is
+# validated like the other knobs
+test_dcqcn_files() {
+	local d=$T1/dcqcn k want got bad=''
+	declare -A def=([g_shift]=8 [alpha_update_us]=55 [rate_increase_us]=55
+		[byte_counter_kb]=10240 [fast_recovery_steps]=5 [rate_ai_mbps]=40
+		[rate_hai_mbps]=400 [min_rate_mbps]=10)
+
+	for k in "${!def[@]}"; do
+		got=$(kr "$d" "$k")
+		[ "$got" = "${def[$k]}" ] || bad+=" $k=$got (want ${def[$k]});"
+	done
+	want=$(printf '%s\n' "${!def[@]}" | sort | tr '\n' ' ')
+	got=$(cd "$d" && ls | sort | tr '\n' ' ')
+	[ "$got" = "$want" ] || bad+=" files '$got';"
+	ktap_result dcqcn_defaults "$([ -z "$bad" ]; echo $?)" "${bad# }"
+
+	bad=''
+	kw "$d" g_shift 0 && bad+=" g_shift 0 accepted;"
+	kw "$d" g_shift 17 && bad+=" g_shift 17 accepted;"
+	kw "$d" fast_recovery_steps 0 && bad+=" fast_recovery_steps 0 accepted;"
+	kw "$d" min_rate_mbps abc && bad+=" min_rate_mbps abc accepted;"
+	[ "$(kr "$d" g_shift)" = 8 ] || bad+=" g_shift now $(kr "$d" g_shift);"
+	kw "$d" g_shift 4 || bad+=" g_shift 4 refused;"
+	[ "$(kr "$d" g_shift)" = 4 ] || bad+=" g_shift reads $(kr "$d" g_shift);"
+	kw "$d" g_shift 8
+	ktap_result dcqcn_validated "$([ -z "$bad" ]; echo $?)" "${bad# }"
+	kw "$T1" profile default
+}
+
 test_profiles() {
 	local bad
 
@@ -208,7 +254,7 @@ test_profiles() {
 	knobs_are custom_write_changes_nothing "$T1" "$(with "$LOSSLESS" 1 500)"
 	kw "$T1" profile lossy-edge
 	kw "$T1" ecn 0
-	knobs_are ecn_change_reads_custom "$T1" "$(with "$LOSSY_EDGE" 5 0)"
+	knobs_are ecn_change_reads_custom "$T1" "$(with "$LOSSY_EDGE" 7 0)"
 	ktap_check write_profile_default kw "$T1" profile default
 	knobs_are profile_default_restores_defaults "$T1" "$DEFAULTS"
 
@@ -368,7 +414,8 @@ rto_run() {
 	knobs) eval "$set" ;;
 	hook) hook="$set && $hook" ;;
 	inflight*) kw "$T1" max_inflight_pkts "${how#inflight}" ;;
-	*) kw "$T1" profile "$how" ;;
+	# a tail-loss probe would add a send of the timed PSN: gaps only
+	*) kw "$T1" profile "$how" && kw "$T1" loss_recovery gbn ;;
 	esac
 	stat_snap eroce1/1 "$RDMA_TMP/b1"
 	rm -f "$RDMA_TMP/hook_ts"
@@ -513,7 +560,7 @@ no_stall() {
 
 # ---- main ----------------------------------------------------------------------
 
-ktap_plan 61
+ktap_plan 81
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -521,8 +568,9 @@ require build_tool
 require command -v dumpcap tshark
 kmsg_mark
 
-test_defaults		# 9
-test_validation		# 15
+test_defaults		# 16
+test_validation		# 25
+test_dcqcn_files	# 2
 test_profiles		# 12
 
 # not through `require`: its command substitution would wait for dumpcap

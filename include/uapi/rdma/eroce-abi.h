@@ -153,10 +153,15 @@ struct eroce_recv_wqe {
 	__u32 reserved;
 };
 
-/* eroce_cqe.wc_flags; same values as enum ibv_wc_flags */
+/*
+ * eroce_cqe.wc_flags; the same values as enum ibv_wc_flags, except
+ * EROCE_WC_WITH_VLAN: the packet came in through a VLAN device whose
+ * VLAN ID is in slid (RoCE has no LIDs); the provider clears both.
+ */
 #define EROCE_WC_GRH		(1U << 0)
 #define EROCE_WC_WITH_IMM	(1U << 1)
 #define EROCE_WC_WITH_INV	(1U << 3)
+#define EROCE_WC_WITH_VLAN	(1U << 7)
 
 /*
  * CQ slot.  status has enum ibv_wc_status values, opcode has

@@ -47,6 +47,7 @@ enum eroce_limits {
 };
 
 #define EROCE_MAX_MSG_SIZE	BIT(31)
+#define EROCE_MAX_RATE_KBPS	(400 * 1000 * 1000)	/* 400 Gb/s */
 
 #define EROCE_MAX_MR_SIZE	((u64)1 << 40)
 #define EROCE_DEFAULT_PKEY	0xffff
@@ -67,6 +68,10 @@ struct eroce_dev {
 	struct eroce_res res;		/* verbs objects */
 	struct eroce_stats __percpu *stats;
 	struct eroce_tuning tuning;	/* tuning/ in sysfs */
+
+	/* device-wide pacer of max_rate_mbps (eroce_rate.c) */
+	spinlock_t pace_lock;
+	u64 pace_next_ns;		/* read locklessly as a hint */
 
 	/* packets between QPs of this host, see eroce_xmit.c */
 	struct sk_buff_head lo_queue;	/* its own lock */

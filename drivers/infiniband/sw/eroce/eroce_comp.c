@@ -446,6 +446,8 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return;
 	}
 
+	if (req->una_psn != una)
+		eroce_req_acked(qp);
 	/*
 	 * Only progress restarts the retransmit timer: a peer repeating
 	 * the same ACK must not keep a stuck QP from timing out.

@@ -178,7 +178,13 @@ static void eroce_cqe_to_wc(struct eroce_res *res,
 	else if (cqe->wc_flags & EROCE_WC_WITH_INV)
 		wc->ex.invalidate_rkey = cqe->ex;
 	wc->pkey_index = cqe->pkey_index;
-	wc->slid = cqe->slid;
+	if (cqe->wc_flags & EROCE_WC_WITH_VLAN) {
+		/* ib_init_ah_attr_from_wc() picks the reply's VLAN GID */
+		wc->wc_flags |= IB_WC_WITH_VLAN;
+		wc->vlan_id = cqe->slid;
+	} else {
+		wc->slid = cqe->slid;
+	}
 	wc->sl = cqe->sl;
 	wc->port_num = 1;
 

@@ -303,6 +303,7 @@ static void eroce_dev_init_attrs(struct eroce_dev *edev,
 
 	edev->ndev = ndev;
 	spin_lock_init(&edev->port_lock);
+	spin_lock_init(&edev->pace_lock);
 	edev->port_state = eroce_netdev_port_state(ndev);
 	edev->active_mtu = eroce_mtu_from_netdev_mtu(ndev->mtu);
 

@@ -72,6 +72,10 @@ struct eroce_atomic_res {
 #define EROCE_ATOMIC_REPLAY	16
 #define EROCE_REQ_BUDGET	64	/* packets per requester run */
 #define EROCE_ACKREQ_EVERY	32	/* AckReq at least this often */
+/* adaptive RTO: 4 * rttvar is worth at least this much */
+#define EROCE_RTO_GRANULARITY_NS	(100 * NSEC_PER_USEC)
+/* shortest tail-loss probe timeout */
+#define EROCE_TLP_MIN_NS	(200 * NSEC_PER_USEC)
 
 struct eroce_req {
 	struct eroce_swqe *swqe;	/* sq.num_slots entries */
@@ -89,8 +93,40 @@ struct eroce_req {
 	u8 backoff;			/* consecutive timeouts */
 	bool rnr_wait;			/* timer runs an RNR delay */
 	bool timer_armed;
-	struct hrtimer timer;		/* retransmit and RNR timer */
+	bool tlp_armed;			/* the timer runs the probe timeout */
+	bool tlp_sent;			/* probed since the last progress */
+	struct hrtimer timer;		/* retransmit, probe and RNR timer */
+	/* round-trip time, RFC 6298 style, from one timed PSN at a time */
+	bool rtt_timing;		/* rtt_psn is being timed */
+	u32 rtt_psn;
+	u64 rtt_start_ns;
+	u64 srtt_ns;			/* 0: no sample yet */
+	u64 rttvar_ns;
 };
+
+/*
+ * Rate control of one QP (eroce_rate.c): pacing to the lowest of the QP's
+ * rate limit, the DCQCN rate and the device's max_rate_mbps, and the
+ * DCQCN reaction point.  Rates in kb/s; 0 means no limit.
+ */
+struct eroce_rate {
+	struct hrtimer timer;		/* pacing: wakes the work item */
+	u64 next_ns;			/* earliest start of the next packet */
+	u32 limit_kbps;			/* IB_QP_RATE_LIMIT */
+	/* DCQCN reaction point: active from a CNP until back at line rate */
+	bool cc_active;
+	u32 rc_kbps;			/* current rate */
+	u32 rt_kbps;			/* target rate */
+	u32 alpha;			/* 0 .. EROCE_DCQCN_ALPHA_ONE */
+	u32 stage;			/* increase events since the last cut */
+	u64 alpha_ns;			/* last alpha update */
+	u64 inc_ns;			/* last rate increase event */
+	u64 inc_bytes;			/* sent since the last increase event */
+	/* DCQCN notification point: the last CNP this QP sent */
+	u64 cnp_sent_ns;
+};
+
+#define EROCE_DCQCN_ALPHA_ONE	1024
 
 struct eroce_resp {
 	u32 epsn;			/* next PSN expected */
@@ -127,6 +163,7 @@ struct eroce_qp_engine {
 	bool tx_stalled;		/* a packet was dropped on the way out */
 	struct eroce_req req;
 	struct eroce_resp resp;
+	struct eroce_rate rate;
 };
 
 struct eroce_qp;
@@ -170,6 +207,7 @@ void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w);
 void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status);
 void eroce_req_arm_timer(struct eroce_qp *qp, u64 ns);
 void eroce_req_progress(struct eroce_qp *qp);
+void eroce_req_acked(struct eroce_qp *qp);
 void eroce_req_flush(struct eroce_qp *qp);
 enum hrtimer_restart eroce_req_timer(struct hrtimer *timer);
 
@@ -180,6 +218,16 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
 void eroce_resp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
 bool eroce_resp_run_reads(struct eroce_qp *qp);
 void eroce_resp_reset(struct eroce_qp *qp);
+
+/* eroce_rate.c */
+void eroce_rate_init(struct eroce_qp *qp);
+void eroce_rate_fini(struct eroce_qp *qp);
+void eroce_rate_reset(struct eroce_qp *qp);
+bool eroce_rate_wait(struct eroce_qp *qp);
+void eroce_rate_sent(struct eroce_qp *qp, u32 bytes);
+void eroce_rate_cnp_rcvd(struct eroce_qp *qp);
+void eroce_rate_ecn_ce(struct eroce_qp *qp);
+u32 eroce_rate_kbps(struct eroce_qp *qp);
 
 /* eroce_recv.c */
 int eroce_recv(struct sock *sk, struct sk_buff *skb);

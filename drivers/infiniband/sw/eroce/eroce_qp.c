@@ -213,10 +213,12 @@ err_uncount:
 /* the attribute values, each against its own rule; the mask is checked later */
 static int eroce_qp_check_attr(const struct ib_qp_attr *attr, int mask)
 {
-	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+	if (mask & ~(IB_QP_ATTR_STANDARD_BITS | IB_QP_RATE_LIMIT))
 		return -EOPNOTSUPP;
-	if (mask & (IB_QP_ALT_PATH | IB_QP_CAP | IB_QP_RATE_LIMIT))
+	if (mask & (IB_QP_ALT_PATH | IB_QP_CAP))
 		return -EOPNOTSUPP;
+	if ((mask & IB_QP_RATE_LIMIT) && attr->rate_limit > EROCE_MAX_RATE_KBPS)
+		return -EINVAL;
 
 	if ((mask & IB_QP_STATE) && attr->qp_state > IB_QPS_ERR)
 		return -EINVAL;
@@ -342,14 +344,21 @@ int eroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	spin_lock_irqsave(&qp->state_lock, flags);
 	cur = qp->attrs.state;
 	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	/*
+	 * ib_core's table knows the rate limit for raw packet QPs only;
+	 * eroce paces RC and UD QPs too, in any state.
+	 */
 	if (((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) ||
-	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
+	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type,
+				mask & ~IB_QP_RATE_LIMIT)) {
 		spin_unlock_irqrestore(&qp->state_lock, flags);
 		eroce_av_release(&av);
 		return -EINVAL;
 	}
 
 	eroce_qp_apply_attr(qp, attr, mask, &av);
+	if (mask & IB_QP_RATE_LIMIT)
+		WRITE_ONCE(qp->eng.rate.limit_kbps, attr->rate_limit);
 	if (next != IB_QPS_RESET && !qp->published) {
 		qp->published = true;
 		publish = true;
@@ -406,6 +415,7 @@ int eroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->retry_cnt = a->retry_cnt;
 	attr->rnr_retry = a->rnr_retry;
 	attr->en_sqd_async_notify = a->en_sqd_async_notify;
+	attr->rate_limit = READ_ONCE(qp->eng.rate.limit_kbps);
 	if (a->av_valid)
 		eroce_av_to_attr(&a->av, &attr->ah_attr);
 	spin_unlock_irqrestore(&qp->state_lock, flags);

@@ -10,7 +10,9 @@
  * (eroce_hdr_check()), the ICRC, a destination GID of this device on this
  * netdev, the destination QP, the QP's transport, the P_Key, the QP state
  * and, for a connected QP, the source address of its peer.  Only then do
- * the responder (requests) or the completer (responses) see it.
+ * the responder (requests) or the completer (responses) see it; a CNP
+ * (checked the same way) goes to the named QP's rate control, and a
+ * packet marked ECN CE makes its QP send one (eroce_rate.c).
  *
  * Context: softirq (UDP encap_rcv).  Locks: the QP's engine lock around
  * the responder and completer.
@@ -20,6 +22,7 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <net/addrconf.h>
+#include <net/inet_ecn.h>
 #include <rdma/ib_cache.h>
 
 #include "eroce.h"
@@ -83,6 +86,43 @@ static bool eroce_recv_qp_state_ok(struct eroce_qp *qp, u32 flags)
 	       state == IB_QPS_SQD;
 }
 
+/* did a switch on the way mark the packet Congestion Experienced? */
+static bool eroce_recv_ecn_ce(struct sk_buff *skb)
+{
+	u8 tos = ip_hdr(skb)->version == 4 ? ip_hdr(skb)->tos :
+		 ipv6_get_dsfield(ipv6_hdr(skb));
+
+	return INET_ECN_is_ce(tos);
+}
+
+/* a CNP: the peer saw congestion on the packets of the QP it names */
+static void eroce_recv_cnp(struct eroce_dev *edev, struct eroce_rx *pkt,
+			   const union ib_gid *sgid)
+{
+	u32 qpn = eroce_bth_qpn(pkt->bth);
+	struct eroce_qp *qp;
+
+	eroce_stat_inc(edev, EROCE_CNT_CNP_RCVD);
+	qp = eroce_qp_get(&edev->res, qpn);
+	if (!qp) {
+		eroce_rx_drop(edev, DROP_NO_QP, "CNP for no QP %u", qpn);
+		return;
+	}
+	if (qp->ibqp.qp_type != IB_QPT_RC ||
+	    !eroce_recv_qp_state_ok(qp, EROCE_OPF_RESP)) {
+		eroce_rx_drop(edev, DROP_QP_STATE, "CNP for QP %u, not an RC QP sending",
+			      qpn);
+	} else if (memcmp(sgid, &qp->attrs.av.dgid, sizeof(*sgid))) {
+		eroce_rx_drop(edev, DROP_BAD_SRC, "CNP for QP %u: not from its peer",
+			      qpn);
+	} else {
+		spin_lock_bh(&qp->eng.lock);
+		eroce_rate_cnp_rcvd(qp);
+		spin_unlock_bh(&qp->eng.lock);
+	}
+	eroce_qp_put(qp);
+}
+
 static void eroce_recv_qp(struct eroce_dev *edev, struct eroce_rx *pkt,
 			  const union ib_gid *sgid)
 {
@@ -122,6 +162,10 @@ static void eroce_recv_qp(struct eroce_dev *edev, struct eroce_rx *pkt,
 	}
 
 	spin_lock_bh(&qp->eng.lock);
+	if (eroce_recv_ecn_ce(pkt->skb)) {
+		eroce_stat_inc(edev, EROCE_CNT_ECN_CE_RCVD);
+		eroce_rate_ecn_ce(qp);
+	}
 	if (flags & EROCE_OPF_RESP)
 		eroce_comp_rcv(qp, pkt);
 	else
@@ -203,12 +247,10 @@ int eroce_recv(struct sock *sk, struct sk_buff *skb)
 	pkt.payload = skb->data + hi.op->hdr_len;
 	pkt.paylen = hi.paylen;
 
-	if (hi.op->flags & EROCE_OPF_CNP) {
-		/* congestion control arrives with the tuning work */
-		eroce_stat_inc(edev, EROCE_CNT_CNP_RCVD);
-		goto out_put_dev;
-	}
-	eroce_recv_qp(edev, &pkt, &sgid);
+	if (hi.op->flags & EROCE_OPF_CNP)
+		eroce_recv_cnp(edev, &pkt, &sgid);
+	else
+		eroce_recv_qp(edev, &pkt, &sgid);
 
 out_put_dev:
 	ib_device_put(&edev->ibdev);

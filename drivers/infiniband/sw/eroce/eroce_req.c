@@ -165,8 +165,10 @@ bool eroce_req_has_work(struct eroce_qp *qp)
 
 /*
  * The retransmit timeout: the QP's local ACK timeout (4.096 us *
- * 2^timeout; 0 waits forever), kept within the device's min_rto_us and
- * max_rto_us, doubled per consecutive timeout when rto_backoff is 2.
+ * 2^timeout; 0 waits forever), or with adaptive_rto and an RTT measured,
+ * srtt + 4 * rttvar (never longer than the QP's timeout); kept within the
+ * device's min_rto_us and max_rto_us, doubled per consecutive timeout
+ * when rto_backoff is 2.
  */
 static u64 eroce_req_rto_ns(struct eroce_qp *qp)
 {
@@ -174,11 +176,16 @@ static u64 eroce_req_rto_ns(struct eroce_qp *qp)
 	u64 min_ns = (u64)READ_ONCE(t->min_rto_us) * NSEC_PER_USEC;
 	u64 max_ns = (u64)READ_ONCE(t->max_rto_us) * NSEC_PER_USEC;
 	u8 timeout = READ_ONCE(qp->attrs.timeout);
+	struct eroce_req *req = &qp->eng.req;
 	u64 rto;
 
 	if (!timeout)
 		return 0;
-	rto = max(4096ULL << min_t(u8, timeout, 31), min_ns);
+	rto = 4096ULL << min_t(u8, timeout, 31);
+	if (READ_ONCE(t->adaptive_rto) && req->srtt_ns)
+		rto = min(rto, req->srtt_ns +
+			  max(4 * req->rttvar_ns, EROCE_RTO_GRANULARITY_NS));
+	rto = max(rto, min_ns);
 	if (READ_ONCE(t->rto_backoff) == 2)
 		rto <<= min_t(u8, qp->eng.req.backoff, 16);
 	if (max_ns)
@@ -187,13 +194,32 @@ static u64 eroce_req_rto_ns(struct eroce_qp *qp)
 }
 
 /*
+ * The tail-loss probe timeout: two smoothed round trips, when loss_recovery
+ * is tlp, an RTT is known, no probe went out since the last progress and
+ * it comes before the retransmit timeout; 0 otherwise.
+ */
+static u64 eroce_req_pto_ns(struct eroce_qp *qp, u64 rto)
+{
+	struct eroce_tuning *t = &to_eroce_dev(qp->ibqp.device)->tuning;
+	struct eroce_req *req = &qp->eng.req;
+	u64 pto;
+
+	if (READ_ONCE(t->loss_recovery) != EROCE_LOSS_TLP || req->tlp_sent ||
+	    !req->srtt_ns)
+		return 0;
+	pto = max(2 * req->srtt_ns, EROCE_TLP_MIN_NS);
+	return pto < rto ? pto : 0;
+}
+
+/*
  * Something was acknowledged or a packet went out: (re)start the
  * retransmit timer while packets are unacknowledged, stop it otherwise.
+ * With loss_recovery tlp the timer first runs the shorter probe timeout.
  */
 void eroce_req_progress(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
-	u64 rto;
+	u64 rto, pto;
 
 	lockdep_assert_held(&qp->eng.lock);
 	if (req->rnr_wait)
@@ -203,11 +229,43 @@ void eroce_req_progress(struct eroce_qp *qp)
 			hrtimer_try_to_cancel(&req->timer);
 			req->timer_armed = false;
 		}
+		req->tlp_armed = false;
 		return;
 	}
 	rto = eroce_req_rto_ns(qp);
-	if (rto)
-		eroce_req_arm_timer(qp, rto);
+	if (!rto)
+		return;
+	pto = eroce_req_pto_ns(qp, rto);
+	req->tlp_armed = pto != 0;
+	eroce_req_arm_timer(qp, pto ?: rto);
+}
+
+/*
+ * The peer acknowledged something new (una_psn moved): the timed PSN,
+ * if covered, gives an RTT sample (Karn: a rewind over it cancelled the
+ * timing), and the next tail may be probed again.
+ */
+void eroce_req_acked(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+	s64 r, err;
+
+	lockdep_assert_held(&qp->eng.lock);
+	req->tlp_sent = false;
+	if (!req->rtt_timing || !eroce_psn_after(req->una_psn, req->rtt_psn))
+		return;
+	req->rtt_timing = false;
+	r = ktime_get_ns() - req->rtt_start_ns;
+	if (r <= 0)
+		r = 1;
+	if (!req->srtt_ns) {
+		req->srtt_ns = r;
+		req->rttvar_ns = r / 2;
+		return;
+	}
+	err = r - (s64)req->srtt_ns;
+	req->rttvar_ns = (3 * req->rttvar_ns + abs(err)) / 4;
+	req->srtt_ns = (7 * req->srtt_ns + r) / 8;
 }
 
 /**
@@ -224,6 +282,9 @@ void eroce_req_rewind(struct eroce_qp *qp, u32 psn)
 	u32 i;
 
 	lockdep_assert_held(&qp->eng.lock);
+	/* Karn: a PSN sent twice gives no RTT sample */
+	if (req->rtt_timing && eroce_psn_before_eq(psn, req->rtt_psn))
+		req->rtt_timing = false;
 	for (i = req->tail; i != req->head; i++) {
 		struct eroce_swqe *w = eroce_req_swqe(qp, i);
 
@@ -396,8 +457,8 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 	bool first = !off, last = true;
 	struct sk_buff *skb;
 	struct eroce_bth *bth;
+	u32 psn, wire_len;
 	u8 opcode;
-	u32 psn;
 	int err;
 
 	if (!eroce_wqe_is_rd_atomic(wqe)) {
@@ -434,8 +495,14 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 
 	opcode = eroce_req_opcode(wqe, first, last);
 	info = eroce_opcode_info(opcode);
-	if (eroce_psn_before(req->psn, req->max_psn))
+	if (eroce_psn_before(req->psn, req->max_psn)) {
 		eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_PACKETS);
+	} else if (!req->rtt_timing) {
+		/* a first transmission: time it */
+		req->rtt_timing = true;
+		req->rtt_psn = req->psn;
+		req->rtt_start_ns = ktime_get_ns();
+	}
 	skb = eroce_pkt_alloc(opcode, paylen);
 	if (!skb)
 		return -ENOMEM;
@@ -499,9 +566,11 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 		req->max_psn = req->psn;
 
 	psn = eroce_bth_psn(bth);
+	wire_len = skb->len;
 	err = eroce_pkt_xmit(edev, &qp->attrs.av,
 			     eroce_qp_sport(qp, READ_ONCE(qp->attrs.dest_qp_num),
 					    qp->attrs.av.flow_label), skb);
+	eroce_rate_sent(qp, wire_len);
 	if (err) {
 		/* dropped on the way out: send it again on the next run */
 		eroce_req_rewind(qp, psn);
@@ -524,12 +593,15 @@ void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w)
 	const struct eroce_opcode_info *info =
 		eroce_opcode_info(EROCE_OP_RC_READ_REQUEST);
 	u32 off = eroce_psn_diff(w->resp_psn, w->first_psn) * eroce_qp_mtu(qp);
+	struct eroce_req *req = &qp->eng.req;
 	struct eroce_bth *bth;
 	struct sk_buff *skb;
 
 	lockdep_assert_held(&qp->eng.lock);
 	if (off >= w->length && w->length)
 		return;
+	if (req->rtt_timing && eroce_psn_before_eq(w->resp_psn, req->rtt_psn))
+		req->rtt_timing = false;
 	skb = eroce_pkt_alloc(EROCE_OP_RC_READ_REQUEST, 0);
 	if (!skb)
 		return;
@@ -600,6 +672,7 @@ static int eroce_req_send_ud(struct eroce_qp *qp, struct eroce_swqe *w)
 			goto out_put_ah;
 		}
 	}
+	eroce_rate_sent(qp, skb->len);
 	eroce_pkt_xmit(edev, &ah->av,
 		       eroce_qp_sport(qp, wqe->wr.ud.remote_qpn,
 				      ah->av.flow_label), skb);
@@ -739,6 +812,8 @@ bool eroce_req_run(struct eroce_qp *qp)
 		}
 
 		w = eroce_req_swqe(qp, req->cur);
+		if (eroce_rate_wait(qp))
+			return false;	/* the pacing timer resumes it */
 		if (!rc) {
 			err = eroce_req_send_ud(qp, w);
 			req->cur++;
@@ -805,6 +880,26 @@ enum hrtimer_restart eroce_req_timer(struct hrtimer *timer)
 	}
 	if (!eroce_req_outstanding(qp))
 		goto out_unlock;
+
+	if (req->tlp_armed) {
+		u64 rto = eroce_req_rto_ns(qp), pto = eroce_req_pto_ns(qp, rto);
+
+		/*
+		 * Tail-loss probe: send the highest PSN sent again, asking
+		 * for an ACK, so that the responder's answer (an ACK, or a
+		 * sequence NAK naming the hole) replaces a full timeout;
+		 * then wait the rest of the retransmit timeout.
+		 */
+		req->tlp_armed = false;
+		req->tlp_sent = true;
+		eroce_stat_inc(edev, EROCE_CNT_TLP_PROBES);
+		eroce_req_rewind(qp, eroce_psn_add(req->max_psn, EROCE_PSN_MASK));
+		req->since_ackreq = EROCE_ACKREQ_EVERY;
+		if (rto > pto)
+			eroce_req_arm_timer(qp, rto - pto);
+		kick = true;
+		goto out_unlock;
+	}
 
 	eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_TIMEOUTS);
 	if (!req->retry_left) {

@@ -22,6 +22,7 @@
  * (eroce_resp_run_reads).  Locks: the caller holds qp->eng.lock; the RQ or
  * SRQ consumer_lock and the CQ producer lock nest inside it.
  */
+#include <linux/if_vlan.h>
 #include <linux/log2.h>
 
 #include "eroce.h"
@@ -250,6 +251,10 @@ static void eroce_resp_complete_rwqe(struct eroce_qp *qp,
 		.wc_flags = wc_flags,
 	};
 
+	if (is_vlan_dev(pkt->skb->dev)) {
+		cqe.wc_flags |= EROCE_WC_WITH_VLAN;
+		cqe.slid = vlan_dev_vlan_id(pkt->skb->dev);
+	}
 	if (info->flags & EROCE_OPF_IMMDT) {
 		const struct eroce_immdt *imm = eroce_hdr(info, pkt->bth,
 							  EROCE_HDR_IMMDT);
@@ -744,6 +749,7 @@ static bool eroce_resp_send_read_pkt(struct eroce_qp *qp,
 		kfree_skb(skb);
 		return false;
 	}
+	eroce_rate_sent(qp, skb->len);
 	if (eroce_resp_xmit(qp, skb))
 		return false;		/* dropped on the way out: retry */
 	rsp->sent++;
@@ -769,6 +775,8 @@ bool eroce_resp_run_reads(struct eroce_qp *qp)
 			while (rsp->sent < rsp->npkts) {
 				if (budget-- <= 0)
 					return true;
+				if (eroce_rate_wait(qp))
+					return false;	/* paced */
 				if (!eroce_resp_send_read_pkt(qp, rsp)) {
 					/* dropped on the way out: back off */
 					qp->eng.tx_stalled = true;

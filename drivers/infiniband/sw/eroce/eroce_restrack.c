@@ -19,6 +19,7 @@ struct eroce_qp_snapshot {
 	u32 retry_left, rnr_retry_left, backoff;
 	u32 rnr_wait, timer_armed, timer_queued, work_pending;
 	u32 tx_stalled, flush_pending;
+	u32 srtt_us, rttvar_us, tlp_armed, tlp_sent;
 	u32 epsn, msn, nak_sent, rsp_queued;
 };
 
@@ -42,6 +43,10 @@ static void eroce_qp_snapshot(struct eroce_qp *qp, struct eroce_qp_snapshot *s)
 	s->timer_armed = req->timer_armed;
 	s->timer_queued = hrtimer_active(&req->timer);
 	s->work_pending = delayed_work_pending(&eng->work);
+	s->srtt_us = div_u64(req->srtt_ns, NSEC_PER_USEC);
+	s->rttvar_us = div_u64(req->rttvar_ns, NSEC_PER_USEC);
+	s->tlp_armed = req->tlp_armed;
+	s->tlp_sent = req->tlp_sent;
 	s->tx_stalled = eng->tx_stalled;
 	s->flush_pending = eng->flush_pending;
 	s->epsn = resp->epsn;
@@ -70,6 +75,10 @@ static int eroce_qp_snapshot_put(struct sk_buff *msg,
 		{ "rnr_wait", s->rnr_wait },
 		{ "timer_armed", s->timer_armed },
 		{ "timer_queued", s->timer_queued },
+		{ "tlp_armed", s->tlp_armed },
+		{ "tlp_sent", s->tlp_sent },
+		{ "srtt_us", s->srtt_us },
+		{ "rttvar_us", s->rttvar_us },
 		{ "work_pending", s->work_pending },
 		{ "tx_stalled", s->tx_stalled },
 		{ "flush_pending", s->flush_pending },

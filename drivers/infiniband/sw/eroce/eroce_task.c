@@ -201,6 +201,7 @@ int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq)
 	eng->cpu = cpumask_local_spread(0, NUMA_NO_NODE);
 	hrtimer_init(&eng->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	eng->req.timer.function = eroce_req_timer;
+	eroce_rate_init(qp);
 
 	eng->req.swqe = kvcalloc(slots, sizeof(*eng->req.swqe), GFP_KERNEL);
 	eng->req.copies = kvmalloc_array(slots, qp->sq.slot_size, GFP_KERNEL);
@@ -240,6 +241,8 @@ void eroce_qp_engine_fini(struct eroce_qp *qp)
 	WRITE_ONCE(eng->dead, true);
 	spin_unlock_bh(&eng->lock);
 
+	/* the pacing timer kicks the work item: stop it first */
+	eroce_rate_fini(qp);
 	cancel_delayed_work_sync(&eng->work);
 	hrtimer_cancel(&eng->req.timer);
 
@@ -298,6 +301,7 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 	if (next == IB_QPS_RESET) {
 		hrtimer_try_to_cancel(&req->timer);
 		req->timer_armed = false;
+		req->tlp_armed = false;
 		eroce_resp_reset(qp);
 		eroce_req_resync(qp);
 	}
@@ -313,6 +317,12 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 		req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
 		req->rnr_retry_left = READ_ONCE(qp->attrs.rnr_retry);
 		req->since_ackreq = 0;
+		req->rtt_timing = false;
+		req->srtt_ns = 0;
+		req->rttvar_ns = 0;
+		req->tlp_armed = false;
+		req->tlp_sent = false;
+		eroce_rate_reset(qp);
 	}
 	spin_unlock_bh(&eng->lock);
 

@@ -24,6 +24,16 @@ struct eroce_tuning_kobj {
 	struct eroce_dev *edev;
 };
 
+static const char * const eroce_loss_recovery_names[] = {
+	[EROCE_LOSS_GBN] = "gbn",
+	[EROCE_LOSS_TLP] = "tlp",
+};
+
+static const char * const eroce_cc_names[] = {
+	[EROCE_CC_NONE] = "none",
+	[EROCE_CC_DCQCN] = "dcqcn",
+};
+
 static const char * const eroce_profile_names[] = {
 	[EROCE_PROFILE_DEFAULT] = "default",
 	[EROCE_PROFILE_LOSSY_EDGE] = "lossy-edge",
@@ -37,27 +47,39 @@ static void eroce_tuning_profile(struct eroce_tuning *t,
 {
 	switch (profile) {
 	case EROCE_PROFILE_LOSSY_EDGE:
-		/* short floor, doubling backoff bounded at 1 s, ECN on */
+		/*
+		 * RTT-driven timer with a 1 ms floor, doubling backoff
+		 * bounded at 1 s, tail-loss probes, ECN on
+		 */
 		t->min_rto_us = 1000;
 		t->max_rto_us = 1000000;
 		t->rto_backoff = 2;
+		t->adaptive_rto = 1;
+		t->loss_recovery = EROCE_LOSS_TLP;
 		t->max_inflight_pkts = 32;
 		t->ecn = true;
+		t->cc = EROCE_CC_DCQCN;
 		break;
 	case EROCE_PROFILE_LOSSLESS:
 		t->min_rto_us = 0;
 		t->max_rto_us = 0;
 		t->rto_backoff = 1;
+		t->adaptive_rto = 0;
+		t->loss_recovery = EROCE_LOSS_GBN;
 		t->max_inflight_pkts = 256;
 		t->ecn = true;
+		t->cc = EROCE_CC_DCQCN;
 		break;
 	default:
 		t->min_rto_us = 0;
 		t->max_rto_us = 0;
 		t->rto_backoff = 1;
+		t->adaptive_rto = 0;
+		t->loss_recovery = EROCE_LOSS_GBN;
 		/* a LAN's bandwidth-delay product, go-back-N's cost per loss */
 		t->max_inflight_pkts = 64;
 		t->ecn = false;
+		t->cc = EROCE_CC_NONE;
 		break;
 	}
 	t->profile = profile;
@@ -67,6 +89,16 @@ void eroce_tuning_init(struct eroce_tuning *t)
 {
 	mutex_init(&t->lock);
 	t->default_tclass = 0;
+	t->cnp_interval_us = 50;
+	/* DCQCN: the values the DCQCN paper evaluates */
+	t->dcqcn_g_shift = 8;
+	t->dcqcn_alpha_update_us = 55;
+	t->dcqcn_rate_increase_us = 55;
+	t->dcqcn_byte_counter_kb = 10240;
+	t->dcqcn_fast_recovery_steps = 5;
+	t->dcqcn_rate_ai_mbps = 40;
+	t->dcqcn_rate_hai_mbps = 400;
+	t->dcqcn_min_rate_mbps = 10;
 	eroce_tuning_profile(t, EROCE_PROFILE_DEFAULT);
 }
 
@@ -131,6 +163,26 @@ static ssize_t eroce_u32_store(struct kobject *kobj, struct kobj_attribute *a,
 	return count;
 }
 
+#define EROCE_TUNING_U32(_name, _field, _min, _max)			\
+	static struct eroce_tuning_attr eroce_attr_##_name = {		\
+		.attr = __ATTR(_name, 0644, eroce_u32_show,		\
+			       eroce_u32_store),			\
+		.offset = offsetof(struct eroce_tuning, _field),	\
+		.min = _min,						\
+		.max = _max,						\
+	}
+
+EROCE_TUNING_U32(max_rate_mbps, max_rate_mbps, 0, 400000);
+EROCE_TUNING_U32(cnp_interval_us, cnp_interval_us, 0, 1000000);
+EROCE_TUNING_U32(g_shift, dcqcn_g_shift, 1, 16);
+EROCE_TUNING_U32(alpha_update_us, dcqcn_alpha_update_us, 1, 1000000);
+EROCE_TUNING_U32(rate_increase_us, dcqcn_rate_increase_us, 1, 1000000);
+EROCE_TUNING_U32(byte_counter_kb, dcqcn_byte_counter_kb, 1, 1048576);
+EROCE_TUNING_U32(fast_recovery_steps, dcqcn_fast_recovery_steps, 1, 64);
+EROCE_TUNING_U32(rate_ai_mbps, dcqcn_rate_ai_mbps, 1, 400000);
+EROCE_TUNING_U32(rate_hai_mbps, dcqcn_rate_hai_mbps, 1, 400000);
+EROCE_TUNING_U32(min_rate_mbps, dcqcn_min_rate_mbps, 1, 400000);
+
 static struct eroce_tuning_attr eroce_attr_min_rto_us = {
 	.attr = __ATTR(min_rto_us, 0644, eroce_u32_show, eroce_u32_store),
 	.offset = offsetof(struct eroce_tuning, min_rto_us),
@@ -165,6 +217,63 @@ static struct eroce_tuning_attr eroce_attr_default_tclass = {
 	.min = 0,
 	.max = 255,
 };
+
+EROCE_TUNING_U32(priority_tag, priority_tag, 0, 1);
+
+EROCE_TUNING_U32(adaptive_rto, adaptive_rto, 0, 1);
+
+static ssize_t loss_recovery_show(struct kobject *kobj,
+				  struct kobj_attribute *a, char *buf)
+{
+	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
+
+	return sysfs_emit(buf, "%s\n",
+			  eroce_loss_recovery_names[READ_ONCE(t->loss_recovery)]);
+}
+
+static ssize_t loss_recovery_store(struct kobject *kobj,
+				   struct kobj_attribute *a, const char *buf,
+				   size_t count)
+{
+	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
+	int mode;
+
+	mode = sysfs_match_string(eroce_loss_recovery_names, buf);
+	if (mode < 0)
+		return -EINVAL;
+	mutex_lock(&t->lock);
+	WRITE_ONCE(t->loss_recovery, mode);
+	t->profile = EROCE_PROFILE_CUSTOM;
+	mutex_unlock(&t->lock);
+	return count;
+}
+
+static struct kobj_attribute eroce_attr_loss_recovery = __ATTR_RW(loss_recovery);
+
+static ssize_t cc_show(struct kobject *kobj, struct kobj_attribute *a,
+		       char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  eroce_cc_names[READ_ONCE(eroce_kobj_tuning(kobj)->cc)]);
+}
+
+static ssize_t cc_store(struct kobject *kobj, struct kobj_attribute *a,
+			const char *buf, size_t count)
+{
+	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
+	int cc;
+
+	cc = sysfs_match_string(eroce_cc_names, buf);
+	if (cc < 0)
+		return -EINVAL;
+	mutex_lock(&t->lock);
+	WRITE_ONCE(t->cc, cc);
+	t->profile = EROCE_PROFILE_CUSTOM;
+	mutex_unlock(&t->lock);
+	return count;
+}
+
+static struct kobj_attribute eroce_attr_cc = __ATTR_RW(cc);
 
 static ssize_t ecn_show(struct kobject *kobj, struct kobj_attribute *a,
 			char *buf)
@@ -220,13 +329,32 @@ static struct attribute *eroce_tuning_attrs[] = {
 	&eroce_attr_min_rto_us.attr.attr,
 	&eroce_attr_max_rto_us.attr.attr,
 	&eroce_attr_rto_backoff.attr.attr,
+	&eroce_attr_adaptive_rto.attr.attr,
+	&eroce_attr_loss_recovery.attr,
 	&eroce_attr_max_inflight_pkts.attr.attr,
 	&eroce_attr_default_tclass.attr.attr,
+	&eroce_attr_priority_tag.attr.attr,
+	&eroce_attr_max_rate_mbps.attr.attr,
+	&eroce_attr_cc.attr,
+	&eroce_attr_cnp_interval_us.attr.attr,
 	&eroce_attr_ecn.attr,
 	&eroce_attr_profile.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(eroce_tuning);
+
+static struct attribute *eroce_dcqcn_attrs[] = {
+	&eroce_attr_g_shift.attr.attr,
+	&eroce_attr_alpha_update_us.attr.attr,
+	&eroce_attr_rate_increase_us.attr.attr,
+	&eroce_attr_byte_counter_kb.attr.attr,
+	&eroce_attr_fast_recovery_steps.attr.attr,
+	&eroce_attr_rate_ai_mbps.attr.attr,
+	&eroce_attr_rate_hai_mbps.attr.attr,
+	&eroce_attr_min_rate_mbps.attr.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(eroce_dcqcn);
 
 static void eroce_tuning_kobj_release(struct kobject *kobj)
 {
@@ -239,32 +367,60 @@ static const struct kobj_type eroce_tuning_ktype = {
 	.default_groups = eroce_tuning_groups,
 };
 
-/* create tuning/ under the registered device */
-int eroce_tuning_sysfs_add(struct eroce_dev *edev)
+static const struct kobj_type eroce_dcqcn_ktype = {
+	.release = eroce_tuning_kobj_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = eroce_dcqcn_groups,
+};
+
+static struct kobject *eroce_tuning_kobj_add(struct eroce_dev *edev,
+					     const struct kobj_type *ktype,
+					     struct kobject *parent,
+					     const char *name)
 {
 	struct eroce_tuning_kobj *tk;
-	int err;
 
 	tk = kzalloc(sizeof(*tk), GFP_KERNEL);
 	if (!tk)
-		return -ENOMEM;
+		return NULL;
 	tk->edev = edev;
-	err = kobject_init_and_add(&tk->kobj, &eroce_tuning_ktype,
-				   &edev->ibdev.dev.kobj, "tuning");
-	if (err) {
+	if (kobject_init_and_add(&tk->kobj, ktype, parent, name)) {
 		kobject_put(&tk->kobj);
-		return err;
+		return NULL;
 	}
-	edev->tuning.kobj = &tk->kobj;
+	return &tk->kobj;
+}
+
+static void eroce_tuning_kobj_del(struct kobject **kobj)
+{
+	if (!*kobj)
+		return;
+	kobject_del(*kobj);
+	kobject_put(*kobj);
+	*kobj = NULL;
+}
+
+/* create tuning/ and tuning/dcqcn/ under the registered device */
+int eroce_tuning_sysfs_add(struct eroce_dev *edev)
+{
+	struct eroce_tuning *t = &edev->tuning;
+
+	t->kobj = eroce_tuning_kobj_add(edev, &eroce_tuning_ktype,
+					&edev->ibdev.dev.kobj, "tuning");
+	if (!t->kobj)
+		return -ENOMEM;
+	t->dcqcn_kobj = eroce_tuning_kobj_add(edev, &eroce_dcqcn_ktype,
+					      t->kobj, "dcqcn");
+	if (!t->dcqcn_kobj) {
+		eroce_tuning_kobj_del(&t->kobj);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 /* remove tuning/; the store handlers have returned when this does */
 void eroce_tuning_sysfs_del(struct eroce_dev *edev)
 {
-	if (!edev->tuning.kobj)
-		return;
-	kobject_del(edev->tuning.kobj);
-	kobject_put(edev->tuning.kobj);
-	edev->tuning.kobj = NULL;
+	eroce_tuning_kobj_del(&edev->tuning.dcqcn_kobj);
+	eroce_tuning_kobj_del(&edev->tuning.kobj);
 }

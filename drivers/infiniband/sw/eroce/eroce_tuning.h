@@ -15,6 +15,16 @@
 
 struct eroce_dev;
 
+enum eroce_loss_recovery {
+	EROCE_LOSS_GBN,			/* go-back-N, the spec's */
+	EROCE_LOSS_TLP,			/* go-back-N with a tail-loss probe */
+};
+
+enum eroce_cc {
+	EROCE_CC_NONE,			/* CNPs counted, rate untouched */
+	EROCE_CC_DCQCN,			/* DCQCN reaction and notification */
+};
+
 enum eroce_profile {
 	EROCE_PROFILE_DEFAULT,		/* IBTA behaviour, any peer */
 	EROCE_PROFILE_LOSSY_EDGE,	/* switches without PFC, some loss */
@@ -25,12 +35,28 @@ enum eroce_profile {
 struct eroce_tuning {
 	struct mutex lock;		/* serialises the stores */
 	struct kobject *kobj;		/* the tuning/ directory */
+	struct kobject *dcqcn_kobj;	/* tuning/dcqcn/ */
 
 	u32 min_rto_us;			/* floor of the retransmit timeout */
 	u32 max_rto_us;			/* ceiling, 0: none */
 	u32 rto_backoff;		/* 1: constant, 2: doubling */
+	u32 adaptive_rto;		/* RTO from the measured RTT */
+	u32 loss_recovery;		/* enum eroce_loss_recovery */
 	u32 max_inflight_pkts;		/* unacknowledged packets per QP */
 	u32 default_tclass;		/* traffic class when the AV has 0 */
+	u32 priority_tag;		/* untagged: VLAN 0 tag with PCP = SL */
+	u32 max_rate_mbps;		/* device-wide pacing, 0: none */
+	u32 cc;				/* enum eroce_cc */
+	u32 cnp_interval_us;		/* at most one CNP per QP this often */
+	/* DCQCN reaction point, dcqcn/ */
+	u32 dcqcn_g_shift;		/* alpha gain g = 2^-g_shift */
+	u32 dcqcn_alpha_update_us;	/* K: alpha decay period */
+	u32 dcqcn_rate_increase_us;	/* T: increase timer */
+	u32 dcqcn_byte_counter_kb;	/* B: increase every B sent */
+	u32 dcqcn_fast_recovery_steps;	/* F */
+	u32 dcqcn_rate_ai_mbps;		/* additive increase step */
+	u32 dcqcn_rate_hai_mbps;	/* hyper increase step */
+	u32 dcqcn_min_rate_mbps;	/* never cut below */
 	bool ecn;			/* mark packets ECN capable, ECT(0) */
 	enum eroce_profile profile;
 };

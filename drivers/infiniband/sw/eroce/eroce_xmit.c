@@ -19,6 +19,7 @@
  * Context: process context or softirq, bottom halves off.  Locks: none;
  * RCU for the GID attribute's netdev; the loopback queue's own lock.
  */
+#include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
@@ -123,6 +124,25 @@ static u8 eroce_xmit_tclass(struct eroce_dev *edev, const struct eroce_av *av)
 }
 
 /*
+ * 802.1p: the SL is the packet's priority.  Through a VLAN device it
+ * becomes the PCP by the device's egress-qos-map (identity when set up
+ * as Documentation/admin-guide.rst shows); on an untagged netdev with
+ * `priority_tag` on, the frame carries a priority tag (VLAN ID 0,
+ * PCP = SL).  tc and mqprio see the same priority.
+ */
+static void eroce_xmit_priority(struct eroce_dev *edev,
+				const struct eroce_av *av,
+				struct net_device *egress, struct sk_buff *skb)
+{
+	u8 pcp = av->sl & 7;
+
+	skb->priority = pcp;
+	if (!is_vlan_dev(egress) && READ_ONCE(edev->tuning.priority_tag))
+		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
+				       pcp << VLAN_PRIO_SHIFT);
+}
+
+/*
  * A packet for an address of this host, sent from another netdev than
  * the loopback device: the IP stack would deliver it through `lo`, where
  * no eroce device listens.  Hand it to our own receive path instead, from
@@ -214,6 +234,7 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 	if (eroce_xmit_is_loopback(ndev, &rt->dst))
 		return eroce_xmit_loopback(edev, ndev, skb);
 	skb->dev = rt->dst.dev;
+	eroce_xmit_priority(edev, av, skb->dev, skb);
 	return ip_local_out(net, eroce_net_sk(edev->net, false), skb);
 }
 
@@ -264,6 +285,7 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 	if (eroce_xmit_is_loopback(ndev, dst))
 		return eroce_xmit_loopback(edev, ndev, skb);
 	skb->dev = dst->dev;
+	eroce_xmit_priority(edev, av, skb->dev, skb);
 	return ip6_local_out(net, sk, skb);
 }
 
