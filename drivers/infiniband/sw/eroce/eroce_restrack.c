@@ -20,6 +20,7 @@ struct eroce_qp_snapshot {
 	u32 rnr_wait, timer_armed, timer_queued, work_pending;
 	u32 tx_stalled, flush_pending;
 	u32 srtt_us, rttvar_us, tlp_armed, tlp_sent;
+	u32 rate_kbps, rate_limit_kbps, cc_active, dcqcn_alpha;
 	u32 epsn, msn, nak_sent, rsp_queued;
 };
 
@@ -47,6 +48,10 @@ static void eroce_qp_snapshot(struct eroce_qp *qp, struct eroce_qp_snapshot *s)
 	s->rttvar_us = div_u64(req->rttvar_ns, NSEC_PER_USEC);
 	s->tlp_armed = req->tlp_armed;
 	s->tlp_sent = req->tlp_sent;
+	s->rate_kbps = eroce_rate_kbps(qp);
+	s->rate_limit_kbps = eng->rate.limit_kbps;
+	s->cc_active = eng->rate.cc_active;
+	s->dcqcn_alpha = eng->rate.alpha;
 	s->tx_stalled = eng->tx_stalled;
 	s->flush_pending = eng->flush_pending;
 	s->epsn = resp->epsn;
@@ -79,6 +84,10 @@ static int eroce_qp_snapshot_put(struct sk_buff *msg,
 		{ "tlp_sent", s->tlp_sent },
 		{ "srtt_us", s->srtt_us },
 		{ "rttvar_us", s->rttvar_us },
+		{ "rate_kbps", s->rate_kbps },
+		{ "rate_limit_kbps", s->rate_limit_kbps },
+		{ "cc_active", s->cc_active },
+		{ "dcqcn_alpha", s->dcqcn_alpha },
 		{ "work_pending", s->work_pending },
 		{ "tx_stalled", s->tx_stalled },
 		{ "flush_pending", s->flush_pending },

@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 400
+#
+# congestion.sh: rate limits and ECN-driven rate control
+# (Documentation/admin-guide.rst "Rate limits" and "Congestion control").
+#   - max_rate_mbps 40 on eroce1: ib_write_bw (64 KiB) stays under the
+#     cap (payload at most 40 Mb/s = 4.77 MiB/s, plus 10%), while the same
+#     run unpaced is faster; `rdma -dd resource show qp` shows the rate.
+#   - ECN: a tc pedit action at veth2's ingress marks every RoCE packet
+#     CE (ECN bits 11; the IPv4 checksum fixed by act_csum; the ICRC does
+#     not cover the TOS byte).  With cc dcqcn on both devices: eroce2
+#     counts ecn_marked_packets_rcvd and answers with CNPs (cnp_sent; at
+#     most one per cnp_interval_us per QP), which tshark decodes as
+#     opcode 0x81 with BECN set; eroce1 counts cnp_rcvd, cnp_handled and
+#     rate_decreases, and the transfer completes.  With cc none on
+#     eroce1, its cnp_rcvd moves but it handles none.
+# Run: selftests/run_vm.sh selftests/eroce/congestion.sh
+set -u -o pipefail
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
+
+T1=$IBSYS/eroce1/tuning
+T2=$IBSYS/eroce2/tuning
+SRV=198.18.0.2
+B1=$RDMA_TMP/b1
+B2=$RDMA_TMP/b2
+PCAP=$RDMA_TMP/cnp.pcap
+CAP_PID=
+MARK="tc -n $NS2 filter add dev veth2 ingress protocol ip flower ip_proto udp dst_port 4791 action pedit ex munge ip tos set 3 retain 3 pipe action csum ip4h"
+
+# bw_avg: perftest's "BW average[MB/sec]" of the last run (client side)
+bw_avg() {
+	awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print $4; exit }' <<<"$CLI_OUT"
+}
+
+write_bw() {
+	srv_cli 120 "$NS2" "$NS1" ib_write_bw -d eroce2 -x "$G2" -s 65536 -n "$1" -- \
+		ib_write_bw -d eroce1 -x "$G1" -s 65536 -n "$1" "$SRV"
+}
+
+test_max_rate() {
+	local free capped ok
+
+	echo default >"$T1/profile"
+	if write_bw 100 && perftest_ok; then
+		free=$(bw_avg)
+	else
+		srv_cli_diag
+	fi
+	echo 40 >"$T1/max_rate_mbps"
+	if write_bw 100 && perftest_ok; then
+		capped=$(bw_avg)
+	else
+		srv_cli_diag
+	fi
+	echo 0 >"$T1/max_rate_mbps"
+	ktap_diag "ib_write_bw 64 KiB: unpaced ${free:-failed} MB/s, max_rate_mbps 40: ${capped:-failed} MB/s"
+	ok=$(awk -v c="${capped:-0}" -v f="${free:-0}" \
+		'BEGIN { print (c > 0 && c <= 4.77 * 1.1 && f > c) ? 0 : 1 }')
+	ktap_result max_rate_mbps_caps_write_bw "$ok" \
+		"capped ${capped:-none} MB/s (want <= 5.25 and below unpaced ${free:-none})"
+}
+
+cnp_capture_start() {
+	ns2 dumpcap -q -i veth2 -f "udp port 4791" -w "$PCAP" \
+		</dev/null >/dev/null 2>"$RDMA_TMP/dumpcap.err" &
+	CAP_PID=$!
+	wait_for 60 grep -q "Capturing on" "$RDMA_TMP/dumpcap.err"
+}
+
+# cnp_frames: "opcode becn" of every CNP eroce2 sent, one per line (BECN
+# is bit 6 of the BTH's fifth byte; tshark has no field for it)
+cnp_frames() {
+	sleep 0.5
+	kill -TERM "$CAP_PID" 2>/dev/null
+	wait "$CAP_PID" 2>/dev/null
+	tshark -r "$PCAP" -d udp.port==4791,infiniband -Y "ip.src == $SRV && infiniband.bth.opcode == 129" \
+		-T fields -e infiniband.bth.opcode -e udp.payload 2>/dev/null |
+		while read -r op p; do
+			p=${p//:/}
+			echo "$op $(( (0x${p:8:2} & 0x40) != 0 ))"
+		done
+}
+
+# marked_run CC1: ib_write_bw with every packet into eroce2 marked CE,
+# cc dcqcn on eroce2 and cc CC1 on eroce1
+marked_run() {
+	echo dcqcn >"$T2/cc"
+	echo "$1" >"$T1/cc"
+	stat_snap eroce1/1 "$B1"
+	stat_snap eroce2/1 "$B2"
+	tc -n "$NS2" qdisc add dev veth2 clsact && eval "$MARK"
+	write_bw 30
+	local rc=$?
+	tc -n "$NS2" qdisc del dev veth2 clsact
+	ktap_diag "cc $1: eroce1 $(stat_changes eroce1/1 "$B1")"
+	ktap_diag "cc $1: eroce2 $(stat_changes eroce2/1 "$B2")"
+	[ $rc = 0 ] && perftest_ok || { srv_cli_diag; return 1; }
+}
+
+test_ecn_dcqcn() {
+	local frames n bad
+
+	# not through `require`: its subshell would lose CAP_PID
+	cnp_capture_start || ktap_bail "dumpcap did not start"
+	marked_run dcqcn
+	ktap_result dcqcn_transfer_under_marking $? "ib_write_bw failed"
+	frames=$(cnp_frames)
+	for c in ecn_marked_packets_rcvd cnp_sent; do
+		ktap_result "receiver_$c" "$([ "$(stat_delta eroce2/1 "$B2" $c)" -gt 0 ]; echo $?)" \
+			"eroce2 $c did not move"
+	done
+	for c in cnp_rcvd cnp_handled rate_decreases; do
+		ktap_result "sender_$c" "$([ "$(stat_delta eroce1/1 "$B1" $c)" -gt 0 ]; echo $?)" \
+			"eroce1 $c did not move"
+	done
+	n=$(grep -c . <<<"$frames")
+	bad=$(awk '$1 != 129 || $2 != 1' <<<"$frames" | head -n 3)
+	ktap_diag "$n CNP frames from eroce2, e.g. $(head -n 1 <<<"$frames")"
+	ktap_result cnp_on_the_wire "$([ "$n" -gt 0 ] && [ -z "$bad" ]; echo $?)" \
+		"$n CNPs decoded; not opcode 0x81 with BECN: $bad"
+	# at most one CNP per 50 us per QP: never more CNPs than marked packets
+	ktap_result cnp_rate_limited "$([ "$(stat_delta eroce2/1 "$B2" cnp_sent)" -le \
+		"$(stat_delta eroce2/1 "$B2" ecn_marked_packets_rcvd)" ]; echo $?)" \
+		"more CNPs than marked packets"
+
+	marked_run none
+	ktap_result cc_none_transfer_under_marking $? "ib_write_bw failed"
+	ktap_result cc_none_ignores_cnps "$([ "$(stat_delta eroce1/1 "$B1" cnp_rcvd)" -gt 0 ] &&
+		[ "$(stat_delta eroce1/1 "$B1" cnp_handled)" = 0 ]; echo $?)" \
+		"eroce1 with cc none: cnp_rcvd +$(stat_delta eroce1/1 "$B1" cnp_rcvd), cnp_handled +$(stat_delta eroce1/1 "$B1" cnp_handled)"
+	echo default >"$T1/profile"
+	echo default >"$T2/profile"
+}
+
+ktap_plan 12
+require eroce_pair_setup
+require pair_gids
+pair_gids
+require command -v dumpcap tshark
+kmsg_mark
+test_max_rate
+test_ecn_dcqcn
+ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
+ktap_finish
