@@ -237,6 +237,7 @@ static const struct verbs_context_ops eroce_ctx_ops = {
 	.free_context = eroce_free_context,
 	.modify_cq = eroce_modify_cq,
 	.modify_qp = eroce_modify_qp,
+	.modify_qp_rate_limit = eroce_modify_qp_rate_limit,
 	.modify_srq = eroce_modify_srq,
 	.poll_cq = eroce_poll_cq,
 	.post_recv = eroce_post_recv,

@@ -186,6 +186,8 @@ struct ibv_qp *eroce_create_qp_ex(struct ibv_context *ibctx,
 				  struct ibv_qp_init_attr_ex *attr);
 int eroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		    int attr_mask);
+int eroce_modify_qp_rate_limit(struct ibv_qp *ibqp,
+			       struct ibv_qp_rate_limit_attr *attr);
 int eroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask, struct ibv_qp_init_attr *init_attr);
 int eroce_destroy_qp(struct ibv_qp *ibqp);

@@ -715,9 +715,27 @@ err_free:
 int eroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		    int attr_mask)
 {
+	struct ib_uverbs_ex_modify_qp_resp resp = {};
+	struct ibv_modify_qp_ex cmd_ex = {};
 	struct ibv_modify_qp cmd = {};
 
+	/* the rate limit exists only in the extended command */
+	if (attr_mask & IBV_QP_RATE_LIMIT)
+		return ibv_cmd_modify_qp_ex(ibqp, attr, attr_mask, &cmd_ex,
+					    sizeof(cmd_ex), &resp,
+					    sizeof(resp));
 	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+/* ibv_modify_qp_rate_limit(): pacing in kb/s (0: none); no burst control */
+int eroce_modify_qp_rate_limit(struct ibv_qp *ibqp,
+			       struct ibv_qp_rate_limit_attr *attr)
+{
+	struct ibv_qp_attr qattr = { .rate_limit = attr->rate_limit };
+
+	if (attr->max_burst_sz || attr->typical_pkt_sz)
+		return EINVAL;
+	return eroce_modify_qp(ibqp, &qattr, IBV_QP_RATE_LIMIT);
 }
 
 int eroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,

@@ -257,7 +257,8 @@ struct verbs_context_ops {
 	void *modify_flow_action_esp;
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			 int attr_mask);
-	void *modify_qp_rate_limit;
+	int (*modify_qp_rate_limit)(struct ibv_qp *qp,
+				    struct ibv_qp_rate_limit_attr *attr);
 	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr,
 			  int attr_mask);
 	void *modify_wq;					/* 50 */
@@ -371,6 +372,7 @@ EROCE_DECLARE_CMD(ibv_post_send, ib_uverbs_post_send);
 EROCE_DECLARE_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 EROCE_DECLARE_CMD_EX(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
 EROCE_DECLARE_CMD_EX(ibv_modify_cq, ib_uverbs_ex_modify_cq);
+EROCE_DECLARE_CMD_EX(ibv_modify_qp_ex, ib_uverbs_ex_modify_qp);
 
 /*
  * A provider request/response: the core wrapper followed, with no padding,
@@ -458,6 +460,11 @@ int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
+int ibv_cmd_modify_qp_ex(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			 int attr_mask, struct ibv_modify_qp_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_modify_qp_resp *resp,
+			 size_t resp_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 		      struct ibv_ah_attr *attr,

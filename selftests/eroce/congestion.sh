@@ -7,6 +7,8 @@
 #   - max_rate_mbps 40 on eroce1: ib_write_bw (64 KiB) stays under the
 #     cap (payload at most 40 Mb/s = 4.77 MiB/s, plus 10%), while the same
 #     run unpaced is faster; `rdma -dd resource show qp` shows the rate.
+#   - ibv_modify_qp_rate_limit 40 Mb/s on one QP (eroce_integrity -L):
+#     its WRITEs stay under the cap; rdma -dd shows rate_limit_kbps.
 #   - ECN: a tc pedit action at veth2's ingress marks every RoCE packet
 #     CE (ECN bits 11; the IPv4 checksum fixed by act_csum; the ICRC does
 #     not cover the TOS byte).  With cc dcqcn on both devices: eroce2
@@ -27,6 +29,7 @@ T2=$IBSYS/eroce2/tuning
 SRV=198.18.0.2
 B1=$RDMA_TMP/b1
 B2=$RDMA_TMP/b2
+INTEGRITY="$EROCE_ROOT/selftests/tools/eroce_integrity"
 PCAP=$RDMA_TMP/cnp.pcap
 CAP_PID=
 MARK="tc -n $NS2 filter add dev veth2 ingress protocol ip flower ip_proto udp dst_port 4791 action pedit ex munge ip tos set 3 retain 3 pipe action csum ip4h"
@@ -62,6 +65,38 @@ test_max_rate() {
 		'BEGIN { print (c > 0 && c <= 4.77 * 1.1 && f > c) ? 0 : 1 }')
 	ktap_result max_rate_mbps_caps_write_bw "$ok" \
 		"capped ${capped:-none} MB/s (want <= 5.25 and below unpaced ${free:-none})"
+}
+
+# per QP: eroce_integrity's client sets ibv_modify_qp_rate_limit 40000
+# kb/s on its one QP; its WRITE rate stays under the cap while rdma -dd
+# resource show qp shows rate_limit_kbps (uverbs' QUERY_QP cannot report
+# it to userspace)
+test_qp_rate_limit() {
+	local rc=0 spid cpid mib dump=$RDMA_TMP/qp_rate
+
+	echo default >"$T1/profile"
+	ns2 "$INTEGRITY" -d eroce2 -g "$G2" -p 18700 -t 120 >"$RDMA_TMP/srv.out" 2>&1 &
+	spid=$!
+	wait_for 15 tcp_listening "$NS2" 18700
+	: >"$dump"
+	ns1 "$INTEGRITY" -d eroce1 -g "$G1" -p 18700 -t 120 -q 1 -o write \
+		-b 4M -L 40000 "$SRV" >"$RDMA_TMP/cli.out" 2>&1 &
+	cpid=$!
+	while kill -0 "$cpid" 2>/dev/null; do
+		rdma -dd resource show qp link eroce1/1 >>"$dump" 2>/dev/null
+		sleep 0.2
+	done
+	wait "$cpid" || rc=1
+	wait "$spid" || rc=1
+	mib=$(awk '/^write: ok/ { for (i = 1; i < NF; i++) if ($(i + 1) == "MiB/s") print $i }' \
+		"$RDMA_TMP/cli.out")
+	ktap_diag "rate limit 40000 kb/s: WRITE ${mib:-failed} MiB/s; $(grep -o 'drv_rate_limit_kbps [0-9]*' "$dump" | head -n 1)"
+	[ $rc = 0 ] || ktap_diag "$(tail -n 3 "$RDMA_TMP/cli.out" "$RDMA_TMP/srv.out")"
+	ktap_result qp_rate_limit_caps_write "$(awk -v m="${mib:-0}" -v r=$rc \
+		'BEGIN { print (r == 0 && m > 0 && m <= 4.77 * 1.1) ? 0 : 1 }')" \
+		"WRITE ${mib:-none} MiB/s, want <= 5.25"
+	ktap_result qp_rate_limit_shown "$(grep -q 'drv_rate_limit_kbps 40000' "$dump"; echo $?)" \
+		"no QP with drv_rate_limit_kbps 40000"
 }
 
 cnp_capture_start() {
@@ -136,13 +171,14 @@ test_ecn_dcqcn() {
 	echo default >"$T2/profile"
 }
 
-ktap_plan 12
+ktap_plan 14
 require eroce_pair_setup
 require pair_gids
 pair_gids
 require command -v dumpcap tshark
 kmsg_mark
 test_max_rate
+test_qp_rate_limit
 test_ecn_dcqcn
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
 ktap_finish

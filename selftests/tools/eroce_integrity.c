@@ -149,6 +149,7 @@ static struct {
 	int timeout;
 	bool busy_poll;
 	bool verbose;
+	uint32_t rate_kbps;	/* -L: this side's QPs, ibv_modify_qp_rate_limit */
 } opt = {
 	.gidx = 1,
 	.port = 18530,
@@ -527,6 +528,17 @@ static void connect_qps(void)
 				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
 			die("modify to RTS failed: %s", strerror(errno));
+		if (opt.rate_kbps) {
+			/* (uverbs' QUERY_QP has no field to read it back) */
+			struct ibv_qp_rate_limit_attr rl = {
+				.rate_limit = opt.rate_kbps,
+			};
+
+			errno = ibv_modify_qp_rate_limit(q->qp, &rl);
+			if (errno)
+				die("ibv_modify_qp_rate_limit failed: %s",
+				    strerror(errno));
+		}
 	}
 }
 
@@ -1200,6 +1212,7 @@ static void usage(void)
 	       "either side:\n"
 	       "  -t SECS       global timeout, exit 3 (default 600)\n"
 	       "  -P            busy-poll the CQs instead of completion events\n"
+	       "  -L KBPS       rate limit of this side's QPs (ibv_modify_qp_rate_limit)\n"
 	       "  -v            verbose\n");
 	exit(2);
 }
@@ -1209,7 +1222,7 @@ int main(int argc, char **argv)
 	bool active;
 	int c, op, rc = 0;
 
-	while ((c = getopt(argc, argv, "d:g:p:i:q:w:b:S:r:o:m:s:Rt:Pvh")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:p:i:q:w:b:S:r:o:m:s:Rt:PL:vh")) != -1) {
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'g': opt.gidx = atoi(optarg); break;
@@ -1246,6 +1259,7 @@ int main(int argc, char **argv)
 		case 'R': opt.p.reverse = 1; break;
 		case 't': opt.timeout = atoi(optarg); break;
 		case 'P': opt.busy_poll = true; break;
+		case 'L': opt.rate_kbps = strtoul(optarg, NULL, 0); break;
 		case 'v': opt.verbose = true; break;
 		default: usage();
 		}
