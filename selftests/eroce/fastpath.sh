@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 500
+#
+# fastpath.sh: the provider's fast path enters the kernel as little as
+# Documentation/design.rst "Shared rings" promises.  Each workload runs
+# twice under `strace -f -c` (every system call of the client process
+# tree counted), with N1 and N2 iterations; the marginal system calls per
+# message, (calls(N2) - calls(N1)) / (N2 - N1), leave connection setup
+# and teardown out.
+#   - ib_send_bw 64 B, new post-send API (ibv_wr_*) and --use_old_post_send
+#     (ibv_post_send), and ib_write_bw 64 B: at most one system call per
+#     message, the doorbell of a post that found the kernel idle (the
+#     doorbell runs the requester in the system call, which drains the
+#     SQ at once, so in practice every post rings: measured 1.000)
+#   - ibv_rc_pingpong 64 B: post_recv and poll_cq never enter the kernel:
+#     one system call per message (the SEND's doorbell)
+#   - ibv_rc_pingpong -e (completion events): one read() per event on top,
+#     two per message; arming the CQ is a flag in shared memory; every
+#     message still checked (-c)
+# A post_recv, poll_cq or req_notify_cq that entered the kernel would add
+# one per message and fail these bounds.
+# The figures go to the KTAP log (Documentation/bench.rst quotes them).
+# Run: selftests/run_vm.sh selftests/eroce/fastpath.sh
+set -u -o pipefail
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
+
+SRV=198.18.0.2
+TRACE=$RDMA_TMP/strace.out
+
+# calls KIND N: run workload KIND with N iterations, the client under
+# strace; prints the total number of system calls (empty on failure)
+calls() {
+	local kind=$1 n=$2
+	local -a s c
+	case "$kind" in
+	send_bw_new)
+		s=(ib_send_bw -d eroce2 -x "$G2" -s 64 -n "$n")
+		c=(ib_send_bw -d eroce1 -x "$G1" -s 64 -n "$n" "$SRV") ;;
+	send_bw_old)
+		s=(ib_send_bw -d eroce2 -x "$G2" -s 64 -n "$n" --use_old_post_send)
+		c=(ib_send_bw -d eroce1 -x "$G1" -s 64 -n "$n" --use_old_post_send "$SRV") ;;
+	write_bw)
+		s=(ib_write_bw -d eroce2 -x "$G2" -s 64 -n "$n")
+		c=(ib_write_bw -d eroce1 -x "$G1" -s 64 -n "$n" "$SRV") ;;
+	pingpong)
+		s=(ibv_rc_pingpong -d eroce2 -g "$G2" -s 64 -n "$n" -c)
+		c=(ibv_rc_pingpong -d eroce1 -g "$G1" -s 64 -n "$n" -c "$SRV") ;;
+	pingpong_events)
+		s=(ibv_rc_pingpong -d eroce2 -g "$G2" -s 64 -n "$n" -c -e)
+		c=(ibv_rc_pingpong -d eroce1 -g "$G1" -s 64 -n "$n" -c -e "$SRV") ;;
+	esac
+	if ! srv_cli 180 "$NS2" "$NS1" "${s[@]}" -- \
+		strace -f -c -o "$TRACE" "${c[@]}"; then
+		srv_cli_diag >&2
+		return 1
+	fi
+	# the "total" line of strace -c: ... calls [errors] total
+	awk '$NF == "total" { print ($5 ~ /^[0-9]+$/) ? $4 : $3 }' "$TRACE"
+}
+
+# per_msg KIND N1 N2 MAX: one subtest; marginal calls per message <= MAX
+per_msg() {
+	local kind=$1 n1=$2 n2=$3 max=$4 c1 c2 r
+	c1=$(calls "$kind" "$n1") && c2=$(calls "$kind" "$n2")
+	if [ -z "${c1:-}" ] || [ -z "${c2:-}" ]; then
+		ktap_fail "${kind}_syscalls_per_message" "workload failed"
+		return
+	fi
+	r=$(awk -v a="$c1" -v b="$c2" -v n1="$n1" -v n2="$n2" \
+		'BEGIN { printf "%.3f", (b - a) / (n2 - n1) }')
+	ktap_diag "$kind: $c1 system calls for $n1 messages, $c2 for $n2: $r per message"
+	ktap_diag "$(sort -k4 -n -r "$TRACE" | awk '$NF != "total" && $4 ~ /^[0-9]+$/' | head -n 3)"
+	ktap_result "${kind}_syscalls_per_message" \
+		"$(awk -v r="$r" -v m="$max" 'BEGIN { print (r <= m) ? 0 : 1 }')" \
+		"$r system calls per message, want <= $max"
+}
+
+ktap_plan 6
+require eroce_pair_setup
+require pair_gids
+pair_gids
+require command -v strace
+kmsg_mark
+per_msg send_bw_new 1000 20000 1.05
+per_msg send_bw_old 1000 20000 1.05
+per_msg write_bw 1000 20000 1.05
+per_msg pingpong 200 2000 1.05
+per_msg pingpong_events 200 2000 2.05
+ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
+ktap_finish
