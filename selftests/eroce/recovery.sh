@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# vm-timeout: 400
+# vm-timeout: 600
 #
 # recovery.sh: the timer and loss-recovery tunables beyond the spec's
 # fixed timer (Documentation/admin-guide.rst "The knobs", design.rst
@@ -15,6 +15,12 @@
 #     gbn and once with tlp on both devices: with tlp, probes go out
 #     (tlp_probes) and fewer losses wait for a retransmit timeout than
 #     with gbn; every byte is checked.
+#   - loss_recovery sr: SEND and WRITE over 4 QPs under 2% loss: with sr
+#     on both devices the responder keeps packets after a hole
+#     (ooo_packets_placed) and the requester resends only what is missing
+#     (selective_retransmits), fewer packets than with gbn on both; with
+#     sr only on the requester, the responder ignores the offer and both
+#     fall back to go-back-N.
 # Run: selftests/run_vm.sh selftests/eroce/recovery.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -122,7 +128,56 @@ test_tlp() {
 		"retransmit_timeouts: tlp $tlp_to, gbn $gbn_to"
 }
 
-ktap_plan 8
+# sr_run NAME MODE1 MODE2: eroce_integrity SEND and WRITE, 4 QPs x 32 WRs
+# of up to 64 KiB, 2 MiB each, every byte checked, under 2% loss on both
+# veths, loss_recovery MODE1 on eroce1 (the requester) and MODE2 on eroce2
+sr_run() {
+	local rc=0 spid
+	both profile default
+	echo "$2" >"$T1/loss_recovery"
+	echo "$3" >"$T2/loss_recovery"
+	stat_snap eroce1/1 "$B1"
+	stat_snap eroce2/1 "$B2"
+	netem_set "$NS1" veth1 loss 2%
+	netem_set "$NS2" veth2 loss 2%
+	SECONDS=0
+	ns2 "$INTEGRITY" -d eroce2 -g "$G2" -p "$PORT" -t 150 >"$RDMA_TMP/srv.out" 2>&1 &
+	spid=$!
+	wait_for 15 tcp_listening "$NS2" "$PORT"
+	ns1 "$INTEGRITY" -d eroce1 -g "$G1" -p "$PORT" -t 150 -o send,write \
+		-b 2M -s 9 "$SRV" >"$RDMA_TMP/cli.out" 2>&1 || rc=1
+	wait "$spid" || rc=1
+	PORT=$((PORT + 1))
+	netem_clear "$NS1" veth1
+	netem_clear "$NS2" veth2
+	RETX=$(stat_delta eroce1/1 "$B1" retransmitted_packets)
+	SELECTIVE=$(stat_delta eroce1/1 "$B1" selective_retransmits)
+	PLACED=$(stat_delta eroce2/1 "$B2" ooo_packets_placed)
+	ktap_diag "$1: ${SECONDS}s, retransmitted_packets $RETX, selective_retransmits $SELECTIVE, ooo_packets_placed $PLACED"
+	ktap_diag "$1: eroce1 $(stat_changes eroce1/1 "$B1")"
+	ktap_diag "$1: eroce2 $(stat_changes eroce2/1 "$B2")"
+	[ $rc = 0 ] || ktap_diag "$(tail -n 3 "$RDMA_TMP/cli.out" "$RDMA_TMP/srv.out")"
+	both profile default
+	ktap_result "${1}_every_byte" "$rc" "eroce_integrity failed"
+}
+
+test_sr() {
+	local gbn_retx
+
+	sr_run gbn_both gbn gbn
+	gbn_retx=$RETX
+	sr_run sr_both sr sr
+	ktap_result sr_selective_retransmits "$([ "$SELECTIVE" -gt 0 ] && [ "$PLACED" -gt 0 ]; echo $?)" \
+		"selective_retransmits $SELECTIVE, ooo_packets_placed $PLACED"
+	ktap_result sr_sends_less_again_than_gbn "$([ "$RETX" -lt "$gbn_retx" ]; echo $?)" \
+		"retransmitted_packets: sr $RETX, gbn $gbn_retx"
+	# a responder without sr ignores the offer: plain go-back-N
+	sr_run sr_requester_gbn_responder sr gbn
+	ktap_result sr_falls_back_to_gbn "$([ "$SELECTIVE" = 0 ] && [ "$PLACED" = 0 ]; echo $?)" \
+		"selective_retransmits $SELECTIVE, ooo_packets_placed $PLACED with eroce2 at gbn"
+}
+
+ktap_plan 14
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -130,5 +185,6 @@ require build_tool
 kmsg_mark
 test_adaptive_rto
 test_tlp
+test_sr
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
 ktap_finish

@@ -173,7 +173,7 @@ test_validation() {
 	rejects ecn 2 -1 abc ""
 	rejects priority_tag 2 -1 abc ""
 	rejects adaptive_rto 2 -1 abc ""
-	rejects loss_recovery sr GBN gb "" tlp2 none
+	rejects loss_recovery SR GBN gb "" tlp2 none
 	rejects max_rate_mbps 400001 -1 abc ""
 	rejects cc dcqc DCQCN "" tlp 1
 	rejects cnp_interval_us 1000001 -1 abc ""
@@ -189,7 +189,7 @@ test_validation() {
 	accepts ecn 1 0
 	accepts priority_tag 1 0
 	accepts adaptive_rto 1 0
-	accepts loss_recovery tlp gbn
+	accepts loss_recovery tlp sr gbn
 	accepts max_rate_mbps 400000 100 0
 	accepts cc dcqcn none
 	accepts cnp_interval_us 0 1000000 50

@@ -110,7 +110,7 @@ static void eroce_comp_check_lost_response(struct eroce_qp *qp, u32 psn)
 		eroce_req_rewind(qp, w->resp_psn);
 }
 
-static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn)
+static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn, bool sr)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	struct eroce_req *req = &qp->eng.req;
@@ -130,6 +130,16 @@ static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn)
 			return;
 		eroce_comp_ack_until(qp, psn);
 		eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_NAK);
+		/*
+		 * Selective repeat: the responder kept what followed @psn
+		 * (it says so in the NAK), and we offered it: send @psn
+		 * alone.  Otherwise, and for reads and atomics, go back N.
+		 */
+		if (sr && READ_ONCE(edev->tuning.loss_recovery) == EROCE_LOSS_SR &&
+		    eroce_req_resend_one(qp, psn)) {
+			eroce_stat_inc(edev, EROCE_CNT_SR_RETRANSMITS);
+			return;
+		}
 		eroce_req_rewind(qp, psn);
 		return;
 	case EROCE_NAK_INVALID_REQ:
@@ -195,7 +205,7 @@ static void eroce_comp_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 		eroce_comp_rnr(qp, pkt->psn, syn);
 		break;
 	case EROCE_SYN_NAK:
-		eroce_comp_nak(qp, pkt->psn, syn);
+		eroce_comp_nak(qp, pkt->psn, syn, eroce_bth_sr(pkt->bth));
 		break;
 	default:
 		break;

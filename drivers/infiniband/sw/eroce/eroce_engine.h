@@ -52,6 +52,7 @@ struct eroce_rsp {
 	u32 length;			/* READ */
 	u32 msn;
 	u8 syn;				/* ACK */
+	bool sr;			/* ACK: a NAK with packets kept after it */
 	u64 orig;			/* ATOMIC */
 	struct eroce_mr *mr;		/* READ: reference held */
 };
@@ -128,8 +129,36 @@ struct eroce_rate {
 
 #define EROCE_DCQCN_ALPHA_ONE	1024
 
+struct eroce_dev;
+struct sk_buff;
+struct eroce_bth;
+struct eroce_opcode_info;
+
+/* a received packet on its way through the engines */
+struct eroce_rx {
+	struct eroce_dev *edev;
+	struct sk_buff *skb;
+	const struct eroce_opcode_info *info;
+	struct eroce_bth *bth;
+	u8 opcode;
+	u32 psn;
+	void *payload;
+	u32 paylen;
+};
+
+/* selective repeat: a request kept until the PSNs before it arrive */
+struct eroce_ooo {
+	struct sk_buff *skb;		/* reference held; NULL: slot empty */
+	struct eroce_rx pkt;		/* points into skb */
+};
+
+#define EROCE_SR_WINDOW		64	/* PSNs after a hole kept, power of 2 */
+
 struct eroce_resp {
 	u32 epsn;			/* next PSN expected */
+	/* selective repeat: EROCE_SR_WINDOW slots by PSN, or NULL */
+	struct eroce_ooo *ooo;
+	u32 ooo_count;
 	u32 msn;
 	bool nak_sent;			/* sequence NAK for epsn is out */
 	/* EROCE_OPF_SEND/WRITE of the message in progress, 0 between */
@@ -167,22 +196,7 @@ struct eroce_qp_engine {
 };
 
 struct eroce_qp;
-struct eroce_dev;
-struct sk_buff;
-struct eroce_bth;
-struct eroce_opcode_info;
 
-/* a received packet on its way through the engines */
-struct eroce_rx {
-	struct eroce_dev *edev;
-	struct sk_buff *skb;
-	const struct eroce_opcode_info *info;
-	struct eroce_bth *bth;
-	u8 opcode;
-	u32 psn;
-	void *payload;
-	u32 paylen;
-};
 
 /* eroce_task.c */
 int eroce_wq_init(void);
@@ -201,6 +215,7 @@ void eroce_qp_fatal(struct eroce_qp *qp);
 
 /* eroce_req.c */
 bool eroce_req_run(struct eroce_qp *qp);
+bool eroce_req_resend_one(struct eroce_qp *qp, u32 psn);
 bool eroce_req_has_work(struct eroce_qp *qp);
 void eroce_req_rewind(struct eroce_qp *qp, u32 psn);
 void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w);
@@ -218,6 +233,7 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
 void eroce_resp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
 bool eroce_resp_run_reads(struct eroce_qp *qp);
 void eroce_resp_reset(struct eroce_qp *qp);
+void eroce_resp_free(struct eroce_qp *qp);
 
 /* eroce_rate.c */
 void eroce_rate_init(struct eroce_qp *qp);

@@ -195,7 +195,7 @@ static u64 eroce_req_rto_ns(struct eroce_qp *qp)
 
 /*
  * The tail-loss probe timeout: two smoothed round trips, when loss_recovery
- * is tlp, an RTT is known, no probe went out since the last progress and
+ * is tlp (or sr), an RTT is known, no probe went out since the last progress and
  * it comes before the retransmit timeout; 0 otherwise.
  */
 static u64 eroce_req_pto_ns(struct eroce_qp *qp, u64 rto)
@@ -204,7 +204,7 @@ static u64 eroce_req_pto_ns(struct eroce_qp *qp, u64 rto)
 	struct eroce_req *req = &qp->eng.req;
 	u64 pto;
 
-	if (READ_ONCE(t->loss_recovery) != EROCE_LOSS_TLP || req->tlp_sent ||
+	if (READ_ONCE(t->loss_recovery) == EROCE_LOSS_GBN || req->tlp_sent ||
 	    !req->srtt_ns)
 		return 0;
 	pto = max(2 * req->srtt_ns, EROCE_TLP_MIN_NS);
@@ -511,6 +511,9 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 	eroce_bth_set_psn(bth, req->psn);
 	if (last && (wqe->send_flags & EROCE_SEND_SOLICITED))
 		eroce_bth_set_se(bth, true);
+	/* offer selective repeat; IBTA responders ignore the bit */
+	if (READ_ONCE(edev->tuning.loss_recovery) == EROCE_LOSS_SR)
+		eroce_bth_set_sr(bth, true);
 	if (last || ++req->since_ackreq >= eroce_req_ackreq_every(qp)) {
 		eroce_bth_set_ackreq(bth, true);
 		req->since_ackreq = 0;
@@ -577,6 +580,45 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 		return -EAGAIN;
 	}
 	return 0;
+}
+
+/**
+ * eroce_req_resend_one() - selective repeat: send one lost packet again
+ * @qp: an RC QP
+ * @psn: the PSN a selective-repeat NAK names
+ *
+ * The responder kept what came after @psn: send the packet with @psn
+ * again, asking for an ACK, and carry on from where the requester was.
+ *
+ * Return: true when the packet went out again; false when @psn is not
+ * part of a sent SEND or WRITE (the caller goes back N instead).
+ */
+bool eroce_req_resend_one(struct eroce_qp *qp, u32 psn)
+{
+	struct eroce_req *req = &qp->eng.req;
+	u32 cur = req->cur, offset = req->cur_offset, next = req->psn;
+	struct eroce_swqe *w;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (!eroce_psn_before(psn, next))
+		return false;
+	eroce_req_rewind(qp, psn);
+	w = req->cur != req->head ? eroce_req_swqe(qp, req->cur) : NULL;
+	if (!w || !w->psn_valid || eroce_wqe_is_rd_atomic(w->wqe)) {
+		req->cur = cur;
+		req->cur_offset = offset;
+		req->psn = next;
+		return false;
+	}
+	req->since_ackreq = EROCE_ACKREQ_EVERY;
+	if (eroce_req_send_rc(qp, w))
+		return true;	/* it went back N to @psn itself */
+	if (eroce_psn_after(next, req->psn)) {
+		req->cur = cur;
+		req->cur_offset = offset;
+		req->psn = next;
+	}
+	return true;
 }
 
 /**

@@ -64,7 +64,7 @@ static int eroce_resp_xmit(struct eroce_qp *qp, struct sk_buff *skb)
 }
 
 static void eroce_resp_send_ack_now(struct eroce_qp *qp, u8 syn, u32 psn,
-				    u32 msn)
+				    u32 msn, bool sr)
 {
 	const struct eroce_opcode_info *info =
 		eroce_opcode_info(EROCE_OP_RC_ACK);
@@ -74,6 +74,8 @@ static void eroce_resp_send_ack_now(struct eroce_qp *qp, u8 syn, u32 psn,
 		return;
 	eroce_aeth_init(eroce_hdr(info, eroce_pkt_bth(skb), EROCE_HDR_AETH),
 			syn, msn);
+	if (sr)
+		eroce_bth_set_sr(eroce_pkt_bth(skb), true);
 	eroce_resp_xmit(qp, skb);
 }
 
@@ -112,14 +114,18 @@ static struct eroce_rsp *eroce_rsp_queue_add(struct eroce_qp *qp)
 	return rsp;
 }
 
-/* ACK or NAK now, or behind the read responses still owed */
-static void eroce_resp_ack(struct eroce_qp *qp, u8 syn, u32 psn)
+/*
+ * ACK or NAK now, or behind the read responses still owed; @sr marks a
+ * sequence NAK after which this responder keeps packets (selective
+ * repeat).
+ */
+static void eroce_resp_ack_sr(struct eroce_qp *qp, u8 syn, u32 psn, bool sr)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
 	struct eroce_rsp *rsp;
 
 	if (eroce_rsp_queue_empty(resp)) {
-		eroce_resp_send_ack_now(qp, syn, psn, resp->msn);
+		eroce_resp_send_ack_now(qp, syn, psn, resp->msn, sr);
 		return;
 	}
 	/* coalesce with a queued plain ACK */
@@ -133,8 +139,14 @@ static void eroce_resp_ack(struct eroce_qp *qp, u8 syn, u32 psn)
 	}
 	rsp->type = EROCE_RSP_ACK;
 	rsp->syn = syn;
+	rsp->sr = sr;
 	rsp->first_psn = psn;
 	rsp->msn = resp->msn;
+}
+
+static void eroce_resp_ack(struct eroce_qp *qp, u8 syn, u32 psn)
+{
+	eroce_resp_ack_sr(qp, syn, psn, false);
 }
 
 static void eroce_resp_nak(struct eroce_qp *qp, struct eroce_rx *pkt,
@@ -578,27 +590,13 @@ static void eroce_resp_duplicate(struct eroce_qp *qp, struct eroce_rx *pkt)
 		       eroce_psn_add(resp->epsn, EROCE_PSN_MASK));
 }
 
-static void eroce_resp_rc(struct eroce_qp *qp, struct eroce_rx *pkt)
+/* execute the request at the expected PSN */
+static void eroce_resp_execute(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
 	u32 flags = pkt->info->flags;
-	s32 diff = eroce_psn_diff(pkt->psn, resp->epsn);
 	u32 npsn = 1;
 	int err;
-
-	if (diff > 0) {
-		if (!resp->nak_sent) {
-			resp->nak_sent = true;
-			eroce_stat_inc(pkt->edev, EROCE_CNT_SEQ_NAK_SENT);
-			eroce_resp_ack(qp, eroce_syn_nak(EROCE_NAK_PSN_SEQ_ERR),
-				       resp->epsn);
-		}
-		return;
-	}
-	if (diff < 0) {
-		eroce_resp_duplicate(qp, pkt);
-		return;
-	}
 
 	if (!eroce_resp_sequence_ok(resp, flags)) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
@@ -642,6 +640,135 @@ static void eroce_resp_rc(struct eroce_qp *qp, struct eroce_rx *pkt)
 	    !(flags & (EROCE_OPF_READ | EROCE_OPF_ATOMIC)))
 		eroce_resp_ack(qp, eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
 			       pkt->psn);
+}
+
+/* drop every kept packet (the QP fails, resets, or goes back N) */
+static void eroce_resp_ooo_clear(struct eroce_qp *qp)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	u32 i;
+
+	for (i = 0; resp->ooo && resp->ooo_count && i < EROCE_SR_WINDOW; i++) {
+		if (resp->ooo[i].skb) {
+			kfree_skb(resp->ooo[i].skb);
+			resp->ooo[i].skb = NULL;
+			resp->ooo_count--;
+		}
+	}
+	resp->ooo_count = 0;
+}
+
+/*
+ * Selective repeat: keep a SEND or WRITE packet that arrived after a hole,
+ * when the requester asked for it (EROCE_BTH_SR) and loss_recovery is sr
+ * here.  Returns true when the packet is (already) kept.
+ */
+static bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
+			    s32 diff)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	struct eroce_resp *resp = &qp->eng.resp;
+	struct eroce_ooo *slot;
+
+	if (READ_ONCE(edev->tuning.loss_recovery) != EROCE_LOSS_SR ||
+	    !eroce_bth_sr(pkt->bth) || diff >= EROCE_SR_WINDOW ||
+	    (pkt->info->flags & (EROCE_OPF_READ | EROCE_OPF_ATOMIC)))
+		return false;
+	if (!resp->ooo) {
+		resp->ooo = kcalloc(EROCE_SR_WINDOW, sizeof(*resp->ooo),
+				    GFP_ATOMIC);
+		if (!resp->ooo)
+			return false;
+	}
+	slot = &resp->ooo[pkt->psn & (EROCE_SR_WINDOW - 1)];
+	if (slot->skb)
+		return slot->pkt.psn == pkt->psn;
+	slot->skb = skb_get(pkt->skb);
+	slot->pkt = *pkt;
+	resp->ooo_count++;
+	return true;
+}
+
+/*
+ * The hole before the kept packets closed: execute them in PSN order up
+ * to the next hole, acknowledge, and name that hole at once.
+ */
+static void eroce_resp_drain(struct eroce_qp *qp)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	bool placed = false;
+	u32 i;
+
+	while (resp->ooo_count) {
+		struct eroce_ooo *slot =
+			&resp->ooo[resp->epsn & (EROCE_SR_WINDOW - 1)];
+		u32 before = resp->epsn;
+		struct sk_buff *skb;
+		struct eroce_rx pkt;
+
+		if (!slot->skb || slot->pkt.psn != resp->epsn)
+			break;
+		skb = slot->skb;
+		pkt = slot->pkt;
+		slot->skb = NULL;
+		resp->ooo_count--;
+		eroce_resp_execute(qp, &pkt);
+		consume_skb(skb);
+		if (resp->epsn == before) {
+			/* RNR, or the QP failed: go back N from here */
+			eroce_resp_ooo_clear(qp);
+			break;
+		}
+		eroce_stat_inc(pkt.edev, EROCE_CNT_SR_OOO_PLACED);
+		placed = true;
+	}
+	/* packets the PSN passed by other means can never be executed */
+	for (i = 0; resp->ooo_count && i < EROCE_SR_WINDOW; i++) {
+		struct eroce_ooo *slot = &resp->ooo[i];
+
+		if (slot->skb && eroce_psn_before(slot->pkt.psn, resp->epsn)) {
+			kfree_skb(slot->skb);
+			slot->skb = NULL;
+			resp->ooo_count--;
+		}
+	}
+	if (!placed)
+		return;
+	eroce_resp_ack(qp, eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
+		       eroce_psn_add(resp->epsn, EROCE_PSN_MASK));
+	if (resp->ooo_count && !resp->nak_sent) {
+		resp->nak_sent = true;
+		eroce_stat_inc(to_eroce_dev(qp->ibqp.device),
+			       EROCE_CNT_SEQ_NAK_SENT);
+		eroce_resp_ack_sr(qp, eroce_syn_nak(EROCE_NAK_PSN_SEQ_ERR),
+				  resp->epsn, true);
+	}
+}
+
+static void eroce_resp_rc(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	s32 diff = eroce_psn_diff(pkt->psn, resp->epsn);
+	bool kept;
+
+	if (diff > 0) {
+		kept = eroce_resp_keep(qp, pkt, diff);
+		if (!resp->nak_sent) {
+			resp->nak_sent = true;
+			eroce_stat_inc(pkt->edev, EROCE_CNT_SEQ_NAK_SENT);
+			eroce_resp_ack_sr(qp,
+					  eroce_syn_nak(EROCE_NAK_PSN_SEQ_ERR),
+					  resp->epsn, kept);
+		}
+		return;
+	}
+	if (diff < 0) {
+		eroce_resp_duplicate(qp, pkt);
+		return;
+	}
+	eroce_resp_execute(qp, pkt);
+	if (resp->ooo_count)
+		eroce_resp_drain(qp);
 }
 
 /* UD and GSI: one packet, one receive WQE, the GRH in front */
@@ -792,7 +919,7 @@ bool eroce_resp_run_reads(struct eroce_qp *qp)
 			break;
 		default:
 			eroce_resp_send_ack_now(qp, rsp->syn, rsp->first_psn,
-						rsp->msn);
+						rsp->msn, rsp->sr);
 			break;
 		}
 		rsp->mr = NULL;
@@ -824,4 +951,13 @@ void eroce_resp_reset(struct eroce_qp *qp)
 	resp->have_rwqe = false;
 	resp->nak_sent = false;
 	memset(resp->atomic, 0, sizeof(resp->atomic));
+	eroce_resp_ooo_clear(qp);
+}
+
+/* free what the responder allocated on its own (engine teardown) */
+void eroce_resp_free(struct eroce_qp *qp)
+{
+	eroce_resp_ooo_clear(qp);
+	kfree(qp->eng.resp.ooo);
+	qp->eng.resp.ooo = NULL;
 }

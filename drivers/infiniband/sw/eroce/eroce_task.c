@@ -222,6 +222,7 @@ void eroce_qp_engine_free(struct eroce_qp *qp)
 {
 	struct eroce_qp_engine *eng = &qp->eng;
 
+	eroce_resp_free(qp);
 	kvfree(eng->req.swqe);
 	kvfree(eng->req.copies);
 	kfree(eng->resp.rwqe);

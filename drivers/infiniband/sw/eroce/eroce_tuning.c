@@ -27,6 +27,7 @@ struct eroce_tuning_kobj {
 static const char * const eroce_loss_recovery_names[] = {
 	[EROCE_LOSS_GBN] = "gbn",
 	[EROCE_LOSS_TLP] = "tlp",
+	[EROCE_LOSS_SR] = "sr",
 };
 
 static const char * const eroce_cc_names[] = {

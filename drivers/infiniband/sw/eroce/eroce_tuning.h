@@ -18,6 +18,7 @@ struct eroce_dev;
 enum eroce_loss_recovery {
 	EROCE_LOSS_GBN,			/* go-back-N, the spec's */
 	EROCE_LOSS_TLP,			/* go-back-N with a tail-loss probe */
+	EROCE_LOSS_SR,			/* tlp, and selective repeat with eroce */
 };
 
 enum eroce_cc {

@@ -56,6 +56,12 @@ struct eroce_bth {
 #define EROCE_BTH_QPN		0x00ffffffU
 #define EROCE_BTH_ACKREQ	0x80000000U	/* in apsn */
 #define EROCE_BTH_RESV7		0x7f000000U
+/*
+ * eroce extension, in resv7 (covered by the ICRC, ignored by IBTA
+ * receivers): on a request, "the requester can do selective repeat";
+ * on an ACK or NAK, "this responder keeps packets after a hole".
+ */
+#define EROCE_BTH_SR		0x40000000U	/* in apsn */
 #define EROCE_BTH_PSN		0x00ffffffU
 
 /* RDMA Extended Transport Header: WRITE first/only, READ request */
@@ -228,6 +234,16 @@ static inline bool eroce_bth_becn(const struct eroce_bth *bth)
 static inline void eroce_bth_set_becn(struct eroce_bth *bth, bool becn)
 {
 	bth->qpn = be32_replace_bits(bth->qpn, becn, EROCE_BTH_BECN);
+}
+
+static inline bool eroce_bth_sr(const struct eroce_bth *bth)
+{
+	return be32_get_bits(bth->apsn, EROCE_BTH_SR);
+}
+
+static inline void eroce_bth_set_sr(struct eroce_bth *bth, bool sr)
+{
+	bth->apsn = be32_replace_bits(bth->apsn, sr, EROCE_BTH_SR);
 }
 
 static inline bool eroce_bth_ackreq(const struct eroce_bth *bth)
