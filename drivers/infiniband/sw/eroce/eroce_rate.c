@@ -31,11 +31,14 @@
 #include "eroce_opcode.h"
 #include "eroce_xmit.h"
 
+/* a packet may start this much before its paced time */
+#define EROCE_PACE_SLACK_NS	(50 * NSEC_PER_USEC)
 /*
- * A packet may start this much before its paced time, and a late wake-up
- * is made up for by up to this much: the pacer's burst and its memory.
+ * A late wake-up (the pacing timer, then the work item) is made up for
+ * by sending faster for a while, up to this much time: the pacer's
+ * memory, and the largest burst an idle QP may start with.
  */
-#define EROCE_PACE_SLACK_NS	(100 * NSEC_PER_USEC)
+#define EROCE_PACE_CREDIT_NS	(4 * NSEC_PER_MSEC)
 /* DCQCN's starting rate when max_rate_mbps sets none */
 #define EROCE_LINE_RATE_KBPS	(10 * 1000 * 1000)
 /* Ethernet header and FCS, IPv4 and UDP headers around a packet */
@@ -213,13 +216,13 @@ void eroce_rate_sent(struct eroce_qp *qp, u32 bytes)
 	if (!kbps)
 		return;
 	now = ktime_get_ns();
-	/* an idle QP earns no more credit than the slack */
-	r->next_ns = max(r->next_ns, now - EROCE_PACE_SLACK_NS) +
+	/* an idle QP earns no more credit than EROCE_PACE_CREDIT_NS */
+	r->next_ns = max(r->next_ns, now - EROCE_PACE_CREDIT_NS) +
 		     eroce_rate_cost_ns(bytes, kbps);
 	if (dev) {
 		spin_lock(&edev->pace_lock);
 		WRITE_ONCE(edev->pace_next_ns,
-			   max(edev->pace_next_ns, now - EROCE_PACE_SLACK_NS) +
+			   max(edev->pace_next_ns, now - EROCE_PACE_CREDIT_NS) +
 			   eroce_rate_cost_ns(bytes, dev));
 		spin_unlock(&edev->pace_lock);
 	}
