@@ -18,7 +18,7 @@ DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
 	qemu-system-x86 busybox-static tshark python3-scapy \
 	sparse strace gnuplot-nox
 
-.PHONY: all modules provider tools install deps check unit vmtest demo bench lint clean
+.PHONY: all modules provider tools install deps check unit vmtest demo bench bench-loss lint clean
 
 all: modules provider tools
 
@@ -67,6 +67,10 @@ demo: deps all
 bench: deps all
 	$(MAKE) -C selftests/bench
 	selftests/bench/bench.sh
+
+# throughput under loss and reordering per loss_recovery mode, vs rdma_rxe
+bench-loss: deps all
+	selftests/run_vm.sh --show selftests/bench/loss_guest.sh
 
 # style checks need the kernel source (checkpatch.pl)
 lint:

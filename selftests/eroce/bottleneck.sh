@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 500
+#
+# bottleneck.sh: two senders into one ECN-marking bottleneck, with and
+# without DCQCN (Documentation/admin-guide.rst "Congestion control").
+#
+#   nsA: vA 198.18.10.2 (eroceA) --+
+#                                  +-- nsR (router) vR 198.18.30.1 -- nsD: vD 198.18.30.2 (eroceD)
+#   nsB: vB 198.18.20.2 (eroceB) --+
+#
+# nsR forwards; its egress towards nsD is the bottleneck: tbf 40 Mb/s
+# with a RED child that marks ECN-capable packets CE above 15 KB of
+# average queue and tail-drops past 60 KB.  eroceA and eroceB send
+# ib_write_bw 64 KiB to two servers on eroceD at the same time, ECN
+# capable (ecn 1).  Once with cc none everywhere, once with cc dcqcn
+# (and DCQCN's timers slowed to the millisecond round trips of an
+# emulated guest: alpha_update_us and rate_increase_us 2000, line rate
+# max_rate_mbps 400).  With dcqcn: CNPs go out and are handled, the
+# senders cut their rates, and the bottleneck drops far fewer packets
+# than with cc none.  Both runs must finish.
+# Run: selftests/run_vm.sh selftests/eroce/bottleneck.sh
+set -u -o pipefail
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
+
+NSA=eroce-nsa
+NSB=eroce-nsb
+NSR=eroce-nsr
+NSD=eroce-nsd
+ITERS=${BOTTLENECK_ITERS:-300}
+
+setup() {
+	modprobe -a veth sch_tbf sch_red || return
+	eroce_load && provider_install || return
+	netns_add $NSA && netns_add $NSB && netns_add $NSR && netns_add $NSD &&
+		veth_add $NSA vA $NSR vRA && veth_add $NSB vB $NSR vRB &&
+		veth_add $NSR vR $NSD vD || return
+	addr_add $NSA vA 198.18.10.2/24 && addr_add $NSR vRA 198.18.10.1/24 &&
+		addr_add $NSB vB 198.18.20.2/24 && addr_add $NSR vRB 198.18.20.1/24 &&
+		addr_add $NSR vR 198.18.30.1/24 && addr_add $NSD vD 198.18.30.2/24 ||
+		return
+	ip netns exec $NSR sysctl -qw net.ipv4.ip_forward=1 &&
+		ip -n $NSA route add default via 198.18.10.1 &&
+		ip -n $NSB route add default via 198.18.20.1 &&
+		ip -n $NSD route add default via 198.18.30.1 || return
+	ip netns exec $NSA rdma link add eroceA type eroce netdev vA &&
+		ip netns exec $NSB rdma link add eroceB type eroce netdev vB &&
+		ip netns exec $NSD rdma link add eroceD type eroce netdev vD || return
+	wait_for 10 has_gid eroceA "$(ipv4_gid 198.18.10.2)" &&
+		wait_for 10 has_gid eroceB "$(ipv4_gid 198.18.20.2)" &&
+		wait_for 10 has_gid eroceD "$(ipv4_gid 198.18.30.2)" || return
+	# the bottleneck
+	tc -n $NSR qdisc add dev vR root handle 1: tbf rate 40mbit burst 16kb \
+		latency 100ms &&
+		tc -n $NSR qdisc add dev vR parent 1:1 handle 10: red limit 60000 \
+			min 15000 max 45000 avpkt 1100 burst 20 bandwidth 40mbit \
+			probability 0.2 ecn || return
+	ip netns exec $NSA $PING -c 1 -W 2 198.18.30.2 >/dev/null 2>&1
+	ip netns exec $NSB $PING -c 1 -W 2 198.18.30.2 >/dev/null 2>&1
+	return 0
+}
+
+# knobs CC: every device ECN capable with cc CC
+knobs() {
+	local d t
+	for d in eroceA eroceB eroceD; do
+		t=$IBSYS/$d/tuning
+		echo default >"$t/profile" && echo 1 >"$t/ecn" && echo "$1" >"$t/cc" &&
+			echo 400 >"$t/max_rate_mbps" &&
+			echo 2000 >"$t/dcqcn/alpha_update_us" &&
+			echo 2000 >"$t/dcqcn/rate_increase_us" || return
+	done
+}
+
+# red_stat FIELD: "dropped" or "marked" of the bottleneck's RED qdisc
+red_stat() {
+	tc -n $NSR -s qdisc show dev vR | awk -v f="$1" '
+		/^qdisc red/ { red = 1 }
+		red && f == "dropped" && /dropped/ { sub(",", "", $7); print $7; exit }
+		red && f == "marked" && /marked/ { for (i = 1; i < NF; i++) if ($i == "marked") { print $(i + 1); exit } }'
+}
+
+# devstat DEV COUNTER
+devstat() {
+	stat_get "$1/1" "$2"
+}
+
+# run_pair CC: both senders at once; sets DROPS, MARKS, CNPS, HANDLED
+run_pair() {
+	local cc=$1 ga gb gd rc=0 p1 p2 pa d0 m0 cnp0 hnd0
+	ga=$(gid_index_of eroceA 198.18.10.2)
+	gb=$(gid_index_of eroceB 198.18.20.2)
+	gd=$(gid_index_of eroceD 198.18.30.2)
+	knobs "$cc" || return 1
+	d0=$(red_stat dropped) m0=$(red_stat marked)
+	cnp0=$(( $(devstat eroceD cnp_sent) ))
+	hnd0=$(( $(devstat eroceA cnp_handled) + $(devstat eroceB cnp_handled) ))
+	ip netns exec $NSD timeout 150 ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18600 \
+		>"$RDMA_TMP/s1" 2>&1 &
+	p1=$!
+	ip netns exec $NSD timeout 150 ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18601 \
+		>"$RDMA_TMP/s2" 2>&1 &
+	p2=$!
+	wait_for 15 tcp_listening $NSD 18600
+	wait_for 15 tcp_listening $NSD 18601
+	SECONDS=0
+	ip netns exec $NSA timeout 150 ib_write_bw -d eroceA -x "$ga" -s 65536 -n "$ITERS" -p 18600 \
+		198.18.30.2 >"$RDMA_TMP/c1" 2>&1 &
+	pa=$!
+	ip netns exec $NSB timeout 150 ib_write_bw -d eroceB -x "$gb" -s 65536 -n "$ITERS" -p 18601 \
+		198.18.30.2 >"$RDMA_TMP/c2" 2>&1 || rc=1
+	wait "$pa" || rc=1
+	wait "$p1" || rc=1
+	wait "$p2" || rc=1
+	grep -q "#bytes" "$RDMA_TMP/c1" && grep -q "#bytes" "$RDMA_TMP/c2" || rc=1
+	DROPS=$(( $(red_stat dropped) - d0 ))
+	MARKS=$(( $(red_stat marked) - m0 ))
+	CNPS=$(( $(devstat eroceD cnp_sent) - cnp0 ))
+	HANDLED=$(( $(devstat eroceA cnp_handled) + $(devstat eroceB cnp_handled) - hnd0 ))
+	ktap_diag "cc $cc: ${SECONDS}s, bottleneck dropped $DROPS marked $MARKS, CNPs sent $CNPS handled $HANDLED"
+	ktap_diag "cc $cc: A $(tail -n 2 "$RDMA_TMP/c1" | head -n 1)"
+	ktap_diag "cc $cc: B $(tail -n 2 "$RDMA_TMP/c2" | head -n 1)"
+	[ $rc = 0 ] || ktap_diag "$(tail -n 3 "$RDMA_TMP/c1" "$RDMA_TMP/c2" "$RDMA_TMP/s1")"
+	return $rc
+}
+
+ktap_plan 7
+require setup
+kmsg_mark
+run_pair none
+ktap_result cc_none_transfers_finish $? "ib_write_bw failed"
+none_drops=$DROPS
+ktap_result cc_none_bottleneck_congested "$([ "$MARKS" -gt 0 ]; echo $?)" \
+	"nothing marked at the bottleneck: no congestion to react to"
+run_pair dcqcn
+ktap_result dcqcn_transfers_finish $? "ib_write_bw failed"
+ktap_result dcqcn_cnps_sent_and_handled "$([ "$CNPS" -gt 0 ] && [ "$HANDLED" -gt 0 ]; echo $?)" \
+	"CNPs sent $CNPS, handled $HANDLED"
+ktap_diag "drops at the bottleneck: cc none $none_drops, cc dcqcn $DROPS"
+ktap_result dcqcn_fewer_drops "$([ "$DROPS" -lt "$none_drops" ] &&
+	[ $((DROPS * 2)) -le "$none_drops" ]; echo $?)" \
+	"dropped with dcqcn $DROPS, with none $none_drops (want at most half)"
+ktap_check link_del eval 'rdma link del eroceA && rdma link del eroceB && rdma link del eroceD'
+ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
+ktap_finish
