@@ -197,7 +197,6 @@ struct eroce_qp_engine {
 
 struct eroce_qp;
 
-
 /* eroce_task.c */
 int eroce_wq_init(void);
 void eroce_wq_exit(void);

@@ -194,9 +194,10 @@ static u64 eroce_req_rto_ns(struct eroce_qp *qp)
 }
 
 /*
- * The tail-loss probe timeout: two smoothed round trips, when loss_recovery
- * is tlp (or sr), an RTT is known, no probe went out since the last progress and
- * it comes before the retransmit timeout; 0 otherwise.
+ * The tail-loss probe timeout: two smoothed round trips, when
+ * loss_recovery is tlp (or sr), an RTT is known, no probe went out since
+ * the last progress and it comes before the retransmit timeout; 0
+ * otherwise.
  */
 static u64 eroce_req_pto_ns(struct eroce_qp *qp, u64 rto)
 {
@@ -214,7 +215,8 @@ static u64 eroce_req_pto_ns(struct eroce_qp *qp, u64 rto)
 /*
  * Something was acknowledged or a packet went out: (re)start the
  * retransmit timer while packets are unacknowledged, stop it otherwise.
- * With loss_recovery tlp the timer first runs the shorter probe timeout.
+ * With loss_recovery tlp or sr the timer first runs the shorter probe
+ * timeout.
  */
 void eroce_req_progress(struct eroce_qp *qp)
 {
