@@ -71,18 +71,18 @@ impair() {
 bw() {
 	local s c r
 	if [ "$1" = eroce ]; then
-		ns2 timeout 180 ib_write_bw -d eroce2 -x "$(gidx eroce2 198.18.0.2)" \
+		ns2 timeout 60 ib_write_bw -d eroce2 -x "$(gidx eroce2 198.18.0.2)" \
 			-s 65536 -n "$ITERS" >/dev/null 2>&1 &
 		s=$!
 		sleep 3
-		r=$(ns1 timeout 180 ib_write_bw -d eroce1 -x "$(gidx eroce1 198.18.0.1)" \
+		r=$(ns1 timeout 60 ib_write_bw -d eroce1 -x "$(gidx eroce1 198.18.0.1)" \
 			-s 65536 -n "$ITERS" 198.18.0.2 2>&1)
 	else
-		timeout 180 ib_write_bw -d rxe2 -x "$(gidx rxe2 198.18.1.2)" \
+		timeout 60 ib_write_bw -d rxe2 -x "$(gidx rxe2 198.18.1.2)" \
 			-s 65536 -n "$ITERS" >/dev/null 2>&1 &
 		s=$!
 		sleep 3
-		r=$(timeout 180 ib_write_bw -d rxe1 -x "$(gidx rxe1 198.18.1.1)" \
+		r=$(timeout 60 ib_write_bw -d rxe1 -x "$(gidx rxe1 198.18.1.1)" \
 			-s 65536 -n "$ITERS" 198.18.1.2 2>&1)
 	fi
 	wait "$s"

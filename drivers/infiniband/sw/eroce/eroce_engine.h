@@ -95,6 +95,9 @@ struct eroce_req {
 	bool rnr_wait;			/* timer runs an RNR delay */
 	bool timer_armed;
 	bool tlp_armed;			/* the timer runs the probe timeout */
+	/* selective repeat: sr_hole was resent alone, the rest is kept */
+	bool sr_hole_open;
+	u32 sr_hole;
 	bool tlp_sent;			/* probed since the last progress */
 	struct hrtimer timer;		/* retransmit, probe and RNR timer */
 	/* round-trip time, RFC 6298 style, from one timed PSN at a time */
@@ -152,7 +155,7 @@ struct eroce_ooo {
 	struct eroce_rx pkt;		/* points into skb */
 };
 
-#define EROCE_SR_WINDOW		64	/* PSNs after a hole kept, power of 2 */
+#define EROCE_SR_WINDOW		256	/* PSNs after a hole kept, power of 2 */
 
 struct eroce_resp {
 	u32 epsn;			/* next PSN expected */

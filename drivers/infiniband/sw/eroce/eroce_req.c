@@ -254,6 +254,8 @@ void eroce_req_acked(struct eroce_qp *qp)
 
 	lockdep_assert_held(&qp->eng.lock);
 	req->tlp_sent = false;
+	if (req->sr_hole_open && eroce_psn_after(req->una_psn, req->sr_hole))
+		req->sr_hole_open = false;
 	if (!req->rtt_timing || !eroce_psn_after(req->una_psn, req->rtt_psn))
 		return;
 	req->rtt_timing = false;
@@ -284,6 +286,7 @@ void eroce_req_rewind(struct eroce_qp *qp, u32 psn)
 	u32 i;
 
 	lockdep_assert_held(&qp->eng.lock);
+	req->sr_hole_open = false;	/* going back N: all is sent again */
 	/* Karn: a PSN sent twice gives no RTT sample */
 	if (req->rtt_timing && eroce_psn_before_eq(psn, req->rtt_psn))
 		req->rtt_timing = false;
@@ -620,6 +623,8 @@ bool eroce_req_resend_one(struct eroce_qp *qp, u32 psn)
 		req->cur_offset = offset;
 		req->psn = next;
 	}
+	req->sr_hole = psn;
+	req->sr_hole_open = true;
 	return true;
 }
 
@@ -824,6 +829,27 @@ static bool eroce_req_rd_atomic_blocked(struct eroce_qp *qp,
 }
 
 /*
+ * Are max_inflight_pkts packets unacknowledged?  While selective repeat
+ * repairs a hole, the packets before it are acknowledged and those after
+ * it kept by the responder: the window starts after the hole, within the
+ * responder's EROCE_SR_WINDOW.
+ */
+static bool eroce_req_window_full(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+	u32 max = READ_ONCE(to_eroce_dev(qp->ibqp.device)->tuning.max_inflight_pkts);
+	u32 base = req->una_psn;
+
+	if (req->sr_hole_open) {
+		if (eroce_psn_diff(req->psn, req->una_psn) >= EROCE_SR_WINDOW - 1)
+			return true;
+		if (eroce_psn_after(eroce_psn_add(req->sr_hole, 1), base))
+			base = eroce_psn_add(req->sr_hole, 1);
+	}
+	return eroce_psn_diff(req->psn, base) >= (s32)max;
+}
+
+/*
  * Run the requester for one batch.  Returns true when it stopped with
  * work left (the caller requeues it).
  */
@@ -870,8 +896,7 @@ bool eroce_req_run(struct eroce_qp *qp)
 		}
 
 		/* flow control: outstanding packets, reads, fences */
-		if (eroce_psn_diff(req->psn, req->una_psn) >=
-		    READ_ONCE(to_eroce_dev(qp->ibqp.device)->tuning.max_inflight_pkts))
+		if (eroce_req_window_full(qp))
 			return false;
 		if (!req->cur_offset && eroce_req_rd_atomic_blocked(qp, w))
 			return false;

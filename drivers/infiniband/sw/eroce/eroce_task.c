@@ -323,6 +323,7 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 		req->rttvar_ns = 0;
 		req->tlp_armed = false;
 		req->tlp_sent = false;
+		req->sr_hole_open = false;
 		eroce_rate_reset(qp);
 	}
 	spin_unlock_bh(&eng->lock);
