@@ -69,8 +69,16 @@ tcp_listening() {
 # SECS_WAIT seconds (-w, default 2), runs CLI_CMD in CLI_NS, then waits for
 # the server.  Both run under `timeout SECS`.  Outputs in SRV_OUT/CLI_OUT,
 # statuses in SRV_RC/CLI_RC; returns 0 when both exited 0.  Output is line
-# buffered (stdbuf) so that a killed side still shows how far it got.
+# buffered (stdbuf) so that a killed side still shows how far it got.  A
+# run that perftest's clock calibration spoiled (see
+# perftest_calibration_failed) is repeated once.
 srv_cli() {
+	srv_cli_once "$@" && return 0
+	perftest_calibration_failed || return 1
+	srv_cli_once "$@"
+}
+
+srv_cli_once() {
 	local port=18515 wsecs=2 t sns cns spid
 	local -a srv=() cli=() spfx=() cpfx=()
 	while :; do
@@ -131,6 +139,15 @@ cli_has() {
 perftest_ok() {
 	[ "$SRV_RC" = 0 ] && [ "$CLI_RC" = 0 ] || return 1
 	awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { f = 1 } END { exit !f }' <<<"$CLI_OUT"
+}
+
+# perftest_calibration_failed: perftest measured its CPU clock after the
+# transfer and, the samples too noisy under TCG ("Correlation coefficient
+# r^2 ... < 0.9"), refused to print a report and exited 1 on a side: a
+# measurement artifact, not a transfer failure
+perftest_calibration_failed() {
+	[ "$SRV_RC" = 1 ] || [ "$CLI_RC" = 1 ] || return 1
+	grep -q "Can't produce a report" <<<"$SRV_OUT$CLI_OUT"
 }
 
 # ktap_srv_cli NAME CHECK SRV_CMD... -- CLI_CMD...: srv_cli with the default
