@@ -18,7 +18,7 @@ DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
 	qemu-system-x86 busybox-static tshark python3-scapy \
 	sparse strace gnuplot-nox
 
-.PHONY: all modules provider tools install deps check unit vmtest demo bench bench-loss lint clean
+.PHONY: all modules provider tools install deps check unit vmtest demo bench bench-loss bench-topo lint clean
 
 all: modules provider tools
 
@@ -71,6 +71,10 @@ bench: deps all
 # throughput under loss and reordering per loss_recovery mode, vs rdma_rxe
 bench-loss: deps all
 	selftests/run_vm.sh --show selftests/bench/loss_guest.sh
+
+# perftest between eroce and rdma_rxe in every combination, one guest
+bench-topo: deps all
+	selftests/run_vm.sh --show selftests/bench/topo_guest.sh
 
 # style checks need the kernel source (checkpatch.pl)
 lint:
