@@ -17,10 +17,10 @@
 # (and DCQCN's timers slowed to the millisecond round trips of an
 # emulated guest: alpha_update_us and rate_increase_us 2000, line rate
 # max_rate_mbps 400).  With dcqcn: CNPs go out and are handled, the
-# senders cut their rates, and the bottleneck drops at most three
-# quarters of what it drops with cc none (measured: about 1%; at 40 Mb/s
-# the margin varied with how hard two senders under TCG could push, so
-# the bottleneck is 20 Mb/s and the bound loose).  Both runs must finish.
+# senders cut their rates, the transfers finish, and the share of the
+# packets the bottleneck drops is at most three quarters of its share
+# with cc none (measured: 1-3% against 30-35%; the share, not the count,
+# because the cc none run may end early: congestion collapse).
 # Run: selftests/run_vm.sh selftests/eroce/bottleneck.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -77,11 +77,13 @@ knobs() {
 	done
 }
 
-# red_stat FIELD: "dropped" or "marked" of the bottleneck's RED qdisc
+# red_stat FIELD: "dropped", "sent" (packets) or "marked" of the
+# bottleneck's RED qdisc
 red_stat() {
 	tc -n $NSR -s qdisc show dev vR | awk -v f="$1" '
 		/^qdisc red/ { red = 1 }
 		red && f == "dropped" && /dropped/ { sub(",", "", $7); print $7; exit }
+		red && f == "sent" && /Sent/ { print $4; exit }
 		red && f == "marked" && /marked/ { for (i = 1; i < NF; i++) if ($i == "marked") { print $(i + 1); exit } }'
 }
 
@@ -99,58 +101,68 @@ side_failed() {
 
 # run_pair CC: both senders at once; sets DROPS, MARKS, CNPS, HANDLED
 run_pair() {
-	local cc=$1 ga gb gd rc=0 p1 p2 pa d0 m0 cnp0 hnd0
+	local cc=$1 ga gb gd rc=0 p1 p2 pa d0 m0 p0 cnp0 hnd0
 	ga=$(gid_index_of eroceA 198.18.10.2)
 	gb=$(gid_index_of eroceB 198.18.20.2)
 	gd=$(gid_index_of eroceD 198.18.30.2)
 	knobs "$cc" || return 1
-	d0=$(red_stat dropped) m0=$(red_stat marked)
+	d0=$(red_stat dropped) m0=$(red_stat marked) p0=$(red_stat sent)
 	cnp0=$(( $(devstat eroceD cnp_sent) ))
 	hnd0=$(( $(devstat eroceA cnp_handled) + $(devstat eroceB cnp_handled) ))
-	ip netns exec $NSD timeout 150 ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18600 \
+	ip netns exec $NSD timeout 90 ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18600 \
 		>"$RDMA_TMP/s1" 2>&1 &
 	p1=$!
-	ip netns exec $NSD timeout 150 ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18601 \
+	ip netns exec $NSD timeout 90 ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18601 \
 		>"$RDMA_TMP/s2" 2>&1 &
 	p2=$!
 	wait_for 15 tcp_listening $NSD 18600
 	wait_for 15 tcp_listening $NSD 18601
 	SECONDS=0
-	ip netns exec $NSA timeout 150 ib_write_bw -d eroceA -x "$ga" -s 65536 -n "$ITERS" -p 18600 \
+	ip netns exec $NSA timeout 90 ib_write_bw -d eroceA -x "$ga" -s 65536 -n "$ITERS" -p 18600 \
 		198.18.30.2 >"$RDMA_TMP/c1" 2>&1 &
 	pa=$!
-	ip netns exec $NSB timeout 150 ib_write_bw -d eroceB -x "$gb" -s 65536 -n "$ITERS" -p 18601 \
+	ip netns exec $NSB timeout 90 ib_write_bw -d eroceB -x "$gb" -s 65536 -n "$ITERS" -p 18601 \
 		198.18.30.2 >"$RDMA_TMP/c2" 2>&1 || side_failed c2 || rc=1
 	wait "$pa" || side_failed c1 || rc=1
 	wait "$p1" || side_failed s1 || rc=1
 	wait "$p2" || side_failed s2 || rc=1
 	grep -q "#bytes" "$RDMA_TMP/c1" && grep -q "#bytes" "$RDMA_TMP/c2" || rc=1
 	DROPS=$(( $(red_stat dropped) - d0 ))
+	PASSED=$(( $(red_stat sent) - p0 ))
 	MARKS=$(( $(red_stat marked) - m0 ))
 	CNPS=$(( $(devstat eroceD cnp_sent) - cnp0 ))
 	HANDLED=$(( $(devstat eroceA cnp_handled) + $(devstat eroceB cnp_handled) - hnd0 ))
-	ktap_diag "cc $cc: ${SECONDS}s, bottleneck dropped $DROPS marked $MARKS, CNPs sent $CNPS handled $HANDLED"
+	ktap_diag "cc $cc: ${SECONDS}s, bottleneck passed $PASSED dropped $DROPS marked $MARKS, CNPs sent $CNPS handled $HANDLED"
 	ktap_diag "cc $cc: A $(tail -n 2 "$RDMA_TMP/c1" | head -n 1)"
 	ktap_diag "cc $cc: B $(tail -n 2 "$RDMA_TMP/c2" | head -n 1)"
 	[ $rc = 0 ] || ktap_diag "$(tail -n 3 "$RDMA_TMP/c1" "$RDMA_TMP/c2" "$RDMA_TMP/s1")"
 	return $rc
 }
 
-ktap_plan 7
+ktap_plan 6
 require setup
 kmsg_mark
-run_pair none
-ktap_result cc_none_transfers_finish $? "ib_write_bw failed"
+# without congestion control the bottleneck collapses: go-back-N resends
+# into a full queue, and perftest's QPs (timeout 14, 67 ms, retry_cnt 7)
+# may run out of retries; reported, not required
+if run_pair none; then
+	ktap_diag "cc none: both transfers finished"
+else
+	ktap_diag "cc none: a transfer did not finish (congestion collapse)"
+fi
 none_drops=$DROPS
+none_passed=$PASSED
 ktap_result cc_none_bottleneck_congested "$([ "$MARKS" -gt 0 ]; echo $?)" \
 	"nothing marked at the bottleneck: no congestion to react to"
 run_pair dcqcn
 ktap_result dcqcn_transfers_finish $? "ib_write_bw failed"
 ktap_result dcqcn_cnps_sent_and_handled "$([ "$CNPS" -gt 0 ] && [ "$HANDLED" -gt 0 ]; echo $?)" \
 	"CNPs sent $CNPS, handled $HANDLED"
-ktap_diag "drops at the bottleneck: cc none $none_drops, cc dcqcn $DROPS"
-ktap_result dcqcn_fewer_drops "$([ $((DROPS * 4)) -le $((none_drops * 3)) ]; echo $?)" \
-	"dropped with dcqcn $DROPS, with none $none_drops (want at most 3/4)"
+ktap_diag "drops at the bottleneck: cc none $none_drops of $((none_drops + none_passed)), cc dcqcn $DROPS of $((DROPS + PASSED))"
+# as a share of what reached the bottleneck: a run cut short drops less
+ktap_result dcqcn_fewer_drops "$(awk -v d="$DROPS" -v p="$PASSED" -v nd="$none_drops" -v np="$none_passed" \
+	'BEGIN { print (d + p > 0 && nd + np > 0 && d / (d + p) <= 0.75 * nd / (nd + np)) ? 0 : 1 }')" \
+	"dropped with dcqcn $DROPS of $((DROPS + PASSED)), with none $none_drops of $((none_drops + none_passed)) (want at most 3/4 the share)"
 ktap_check link_del eval 'rdma link del eroceA && rdma link del eroceB && rdma link del eroceD'
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
 ktap_finish
