@@ -4,10 +4,13 @@
  * completions and ACK/NAK/read/atomic responses.
  *
  * Requests are processed in PSN order.  A request ahead of the expected
- * PSN draws one sequence NAK (until the expected PSN arrives); one behind
- * it is a duplicate: SEND and WRITE are acknowledged again, READ is
- * executed again from the MR, an atomic is answered from the replay
- * cache and never executed twice.  A SEND (or WRITE with immediate) that
+ * PSN draws one sequence NAK (until the expected PSN arrives); with
+ * selective repeat (loss_recovery sr, offered by the requester) a SEND or
+ * WRITE packet after the hole is kept and executed once the hole closes
+ * (eroce_resp_keep(), eroce_resp_drain()).  One behind it is a
+ * duplicate: SEND and WRITE are acknowledged again, READ is executed
+ * again from the MR, an atomic is answered from the replay cache and
+ * never executed twice.  A SEND (or WRITE with immediate) that
  * finds no receive WQE draws an RNR NAK.  Remote access violations and
  * malformed requests draw the matching NAK and move the QP to the error
  * state.  Every address and length from the network is checked against
