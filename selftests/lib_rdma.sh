@@ -4,6 +4,7 @@
 # lib_rdma.sh: traffic helpers for the eroce transport tests; source it after
 # lib.sh.
 #   setup           eroce_pair_setup (ns1/eroce1 <-> ns2/eroce2 over veth),
+#                   rxe_pair_setup (rxe1 <-> rxe2, policy-routed veth),
 #                   gid_index_of DEV ADDR
 #   traffic         srv_cli (server in one namespace, client in another,
 #                   both must exit 0, output kept), tcp_listening
@@ -45,6 +46,34 @@ eroce_pair_setup() {
 	# neighbours resolved before the first connection attempt
 	# shellcheck disable=SC2086  # $PING may be "busybox ping"
 	ns1 $PING -c 1 -W 2 198.18.0.2 >/dev/null 2>&1
+	return 0
+}
+
+# rxe_pair_setup: rxe1 (vr1 198.18.1.1) <-> rxe2 (vr2 198.18.1.2), both
+# veth ends in the initial namespace.  Locally generated packets
+# from one end's address to the other's are routed out of the veth (rules
+# at pref 100/101, before the local table, which moves to pref 1000);
+# arriving packets are then local (accept_local, no rp_filter).
+rxe_pair_setup() {
+	local d
+	rxe_load && veth_add "" vr1 "" vr2 &&
+		addr_add "" vr1 198.18.1.1/24 && addr_add "" vr2 198.18.1.2/24 || return
+	for d in all default vr1 vr2; do
+		sysctl -qw "net.ipv4.conf.$d.rp_filter=0" "net.ipv4.conf.$d.accept_local=1" || return
+	done
+	ip route add 198.18.1.2/32 dev vr1 src 198.18.1.1 table 100 &&
+		ip route add 198.18.1.1/32 dev vr2 src 198.18.1.2 table 101 &&
+		ip rule add pref 100 iif lo from 198.18.1.1 to 198.18.1.2 lookup 100 &&
+		ip rule add pref 101 iif lo from 198.18.1.2 to 198.18.1.1 lookup 101 &&
+		ip rule add pref 1000 lookup local &&
+		ip rule del pref 0 lookup local || return
+	rxe_add rxe1 vr1 && rxe_add rxe2 vr2 &&
+		wait_for 10 port_state_is rxe1 "4: ACTIVE" &&
+		wait_for 10 port_state_is rxe2 "4: ACTIVE" &&
+		wait_for 10 has_gid rxe1 "$(ipv4_gid 198.18.1.1)" &&
+		wait_for 10 has_gid rxe2 "$(ipv4_gid 198.18.1.2)" || return
+	# shellcheck disable=SC2086
+	$PING -c 1 -W 2 -I 198.18.1.1 198.18.1.2 >/dev/null 2>&1
 	return 0
 }
 

@@ -99,42 +99,6 @@ eroce_setup() {
 	return 0
 }
 
-# rxe_setup: vr1/vr2 in the initial namespace.  Locally generated packets
-# from one end's address to the other's are routed out of the veth (rules
-# at pref 100/101, before the local table, which moves to pref 1000);
-# arriving packets are then local (accept_local, no rp_filter).
-rxe_setup() {
-	local d
-	rxe_load && veth_add "" vr1 "" vr2 &&
-		addr_add "" vr1 198.18.1.1/24 && addr_add "" vr2 198.18.1.2/24 || return
-	for d in all default vr1 vr2; do
-		sysctl -qw "net.ipv4.conf.$d.rp_filter=0" "net.ipv4.conf.$d.accept_local=1" || return
-	done
-	ip route add 198.18.1.2/32 dev vr1 src 198.18.1.1 table 100 &&
-		ip route add 198.18.1.1/32 dev vr2 src 198.18.1.2 table 101 &&
-		ip rule add pref 100 iif lo from 198.18.1.1 to 198.18.1.2 lookup 100 &&
-		ip rule add pref 101 iif lo from 198.18.1.2 to 198.18.1.1 lookup 101 &&
-		ip rule add pref 1000 lookup local &&
-		ip rule del pref 0 lookup local || return
-	rxe_add rxe1 vr1 && rxe_add rxe2 vr2 &&
-		wait_for 10 port_state_is rxe1 "4: ACTIVE" &&
-		wait_for 10 port_state_is rxe2 "4: ACTIVE" &&
-		wait_for 10 has_gid rxe1 "$(ipv4_gid 198.18.1.1)" &&
-		wait_for 10 has_gid rxe2 "$(ipv4_gid 198.18.1.2)" || return
-	# shellcheck disable=SC2086
-	$PING -c 1 -W 2 -I 198.18.1.1 198.18.1.2 >/dev/null 2>&1
-	return 0
-}
-
-# gid_of DEV ADDR: the RoCE v2 GID index holding the IPv4 ADDR
-gid_of() {
-	local i
-	for i in $(gid_indexes "$1" "$(ipv4_gid "$2")"); do
-		[ "$(gid_attr "$1" "$i" types)" = "RoCE v2" ] && { echo "$i"; return 0; }
-	done
-	return 1
-}
-
 set_mtu() {
 	ip -n "$NS1" link set dev veth1 mtu "$1" && ip -n "$NS2" link set dev veth2 mtu "$1" &&
 		ip link set dev vr1 mtu "$1" && ip link set dev vr2 mtu "$1" || return
@@ -240,7 +204,7 @@ bw_run() {
 	local nsa nsb deva devb a b ga gb n ccmd scmd row gbps mpps src bytes sw eff ok=1 base
 	local vp0 vp1 lo0 lo1
 	eval "nsa=\$NSA_$p nsb=\$NSB_$p deva=\$DEVA_$p devb=\$DEVB_$p a=\$A_$p b=\$B_$p"
-	ga=$(gid_of "$deva" "$a") gb=$(gid_of "$devb" "$b")
+	ga=$(gid_index_of "$deva" "$a") gb=$(gid_index_of "$devb" "$b")
 	n=$(( $(iters_for "$size") / q ))
 	[ $n -lt 5 ] && n=5
 	base="$t -p $PORT -s $size -q $q -F --report_gbits"
@@ -295,7 +259,7 @@ lat_run() {
 	local rep=$1 mtu=$2 p=$3 t=$4
 	local nsa nsb deva devb a b ga gb n=$LAT_ITERS base row lat src sw half=2 eff
 	eval "nsa=\$NSA_$p nsb=\$NSB_$p deva=\$DEVA_$p devb=\$DEVB_$p a=\$A_$p b=\$B_$p"
-	ga=$(gid_of "$deva" "$a") gb=$(gid_of "$devb" "$b")
+	ga=$(gid_index_of "$deva" "$a") gb=$(gid_index_of "$devb" "$b")
 	base="$t -p $PORT -s 2 -F"
 	run_pair "$nsb" "$nsa" "$base -d $devb -x $gb -n $n" "$base -d $deva -x $ga -n $n $b" "$PORT"
 	row=$(pt_row)
@@ -406,9 +370,9 @@ SCALE_OUT=
 # scale_check DEV NS ADDR [PEER_DEV PEER_ADDR]
 scale_check() {
 	local dev=$1 ns=$2 addr=$3 g g2 out rc=0 peer=()
-	g=$(gid_of "$dev" "$addr") || return 1
+	g=$(gid_index_of "$dev" "$addr") || return 1
 	if [ -n "${4:-}" ]; then
-		g2=$(gid_of "$4" "$5") || return 1
+		g2=$(gid_index_of "$4" "$5") || return 1
 		peer=(-D "$4" -G "$g2")
 	fi
 	sync
@@ -430,10 +394,10 @@ main() {
 	say "config: bytes/run=$BYTES iters=[$MIN_ITERS,$MAX_ITERS] lat_iters=$LAT_ITERS tcp_secs=$TCP_SECS scale_qps=$SCALE_QPS"
 	if run eroce_setup; then ERO_OK=1; ktap_ok eroce_setup
 	else ktap_diag "$LAST_OUT"; ktap_fail eroce_setup; fi
-	if run rxe_setup; then RXE_OK=1; ktap_ok rxe_setup
+	if run rxe_pair_setup; then RXE_OK=1; ktap_ok rxe_setup
 	else ktap_diag "$LAST_OUT"; ktap_fail rxe_setup; fi
-	say "eroce GIDs: eroce1 $(gid_of eroce1 198.18.0.1) eroce2 $(gid_of eroce2 198.18.0.2);" \
-		"rxe GIDs: rxe1 $(gid_of rxe1 198.18.1.1) rxe2 $(gid_of rxe2 198.18.1.2)"
+	say "eroce GIDs: eroce1 $(gid_index_of eroce1 198.18.0.1) eroce2 $(gid_index_of eroce2 198.18.0.2);" \
+		"rxe GIDs: rxe1 $(gid_index_of rxe1 198.18.1.1) rxe2 $(gid_index_of rxe2 198.18.1.2)"
 	ip rule show | sed 's/^/# rule: /'
 
 	echo "BENCH-ROW: $CSV_HDR"

@@ -16,6 +16,8 @@
 set -u -o pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
 
 ITERS=${LOSS_ITERS:-300}
 REPEAT=${LOSS_REPEAT:-3}
@@ -25,29 +27,9 @@ setup() {
 	two_ns_setup && eroce_load && provider_install && rxe_load || return
 	ns1 rdma link add eroce1 type eroce netdev veth1 &&
 		ns2 rdma link add eroce2 type eroce netdev veth2 || return
-	# rxe1 <-> rxe2 over vr1/vr2 in the initial namespace: policy
-	# routing sends the traffic across the veth, not through lo
-	veth_add "" vr1 "" vr2 || return
-	local d
-	for d in all vr1 vr2; do
-		sysctl -qw net.ipv4.conf.$d.rp_filter=0 net.ipv4.conf.$d.accept_local=1
-	done
-	ip addr add 198.18.1.1/24 dev vr1 && ip addr add 198.18.1.2/24 dev vr2 &&
-		ip route add 198.18.1.2 dev vr1 src 198.18.1.1 table 100 &&
-		ip route add 198.18.1.1 dev vr2 src 198.18.1.2 table 101 &&
-		ip rule add pref 100 iif lo from 198.18.1.1 to 198.18.1.2 lookup 100 &&
-		ip rule add pref 101 iif lo from 198.18.1.2 to 198.18.1.1 lookup 101 &&
-		ip rule add pref 1000 lookup local && ip rule del pref 0 lookup local ||
-		return
-	rxe_add rxe1 vr1 && rxe_add rxe2 vr2 || return
+	rxe_pair_setup || return
 	wait_for 10 has_gid eroce1 "$(ipv4_gid 198.18.0.1)" &&
-		wait_for 10 has_gid eroce2 "$(ipv4_gid 198.18.0.2)" &&
-		wait_for 10 has_gid rxe1 "$(ipv4_gid 198.18.1.1)" &&
-		wait_for 10 has_gid rxe2 "$(ipv4_gid 198.18.1.2)"
-}
-
-gidx() {
-	gid_indexes "$1" "$(ipv4_gid "$2")" | head -n 1
+		wait_for 10 has_gid eroce2 "$(ipv4_gid 198.18.0.2)"
 }
 
 # impair TOPO ARGS...: netem ARGS on both veth ends of TOPO ("" clears)
@@ -71,18 +53,18 @@ impair() {
 bw() {
 	local s c r
 	if [ "$1" = eroce ]; then
-		ns2 timeout 60 ib_write_bw -d eroce2 -x "$(gidx eroce2 198.18.0.2)" \
+		ns2 timeout 60 ib_write_bw -d eroce2 -x "$(gid_index_of eroce2 198.18.0.2)" \
 			-s 65536 -n "$ITERS" >/dev/null 2>&1 &
 		s=$!
 		sleep 3
-		r=$(ns1 timeout 60 ib_write_bw -d eroce1 -x "$(gidx eroce1 198.18.0.1)" \
+		r=$(ns1 timeout 60 ib_write_bw -d eroce1 -x "$(gid_index_of eroce1 198.18.0.1)" \
 			-s 65536 -n "$ITERS" 198.18.0.2 2>&1)
 	else
-		timeout 60 ib_write_bw -d rxe2 -x "$(gidx rxe2 198.18.1.2)" \
+		timeout 60 ib_write_bw -d rxe2 -x "$(gid_index_of rxe2 198.18.1.2)" \
 			-s 65536 -n "$ITERS" >/dev/null 2>&1 &
 		s=$!
 		sleep 3
-		r=$(timeout 60 ib_write_bw -d rxe1 -x "$(gidx rxe1 198.18.1.1)" \
+		r=$(timeout 60 ib_write_bw -d rxe1 -x "$(gid_index_of rxe1 198.18.1.1)" \
 			-s 65536 -n "$ITERS" 198.18.1.2 2>&1)
 	fi
 	wait "$s"

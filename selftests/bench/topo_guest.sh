@@ -17,6 +17,8 @@
 set -u -o pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
 
 setup() {
 	two_ns_setup && eroce_load && provider_install && rxe_load || return
@@ -26,29 +28,11 @@ setup() {
 		addr_add "" vethR 198.18.2.1/24 && addr_add ns3 vethE 198.18.2.2/24 &&
 		ip netns exec ns3 rdma link add eroce3 type eroce netdev vethE &&
 		rxe_add rxe0 vethR || return
-	veth_add "" vr1 "" vr2 || return
-	local d
-	for d in all vr1 vr2; do
-		sysctl -qw net.ipv4.conf.$d.rp_filter=0 net.ipv4.conf.$d.accept_local=1
-	done
-	ip addr add 198.18.1.1/24 dev vr1 && ip addr add 198.18.1.2/24 dev vr2 &&
-		ip route add 198.18.1.2 dev vr1 src 198.18.1.1 table 100 &&
-		ip route add 198.18.1.1 dev vr2 src 198.18.1.2 table 101 &&
-		ip rule add pref 100 iif lo from 198.18.1.1 to 198.18.1.2 lookup 100 &&
-		ip rule add pref 101 iif lo from 198.18.1.2 to 198.18.1.1 lookup 101 &&
-		ip rule add pref 1000 lookup local && ip rule del pref 0 lookup local ||
-		return
-	rxe_add rxe1 vr1 && rxe_add rxe2 vr2 || return
+	rxe_pair_setup || return
 	wait_for 10 has_gid eroce1 "$(ipv4_gid 198.18.0.1)" &&
 		wait_for 10 has_gid eroce2 "$(ipv4_gid 198.18.0.2)" &&
 		wait_for 10 has_gid eroce3 "$(ipv4_gid 198.18.2.2)" &&
-		wait_for 10 has_gid rxe0 "$(ipv4_gid 198.18.2.1)" &&
-		wait_for 10 has_gid rxe1 "$(ipv4_gid 198.18.1.1)" &&
-		wait_for 10 has_gid rxe2 "$(ipv4_gid 198.18.1.2)"
-}
-
-gidx() {
-	gid_indexes "$1" "$(ipv4_gid "$2")" | head -n 1
+		wait_for 10 has_gid rxe0 "$(ipv4_gid 198.18.2.1)"
 }
 
 # one TOPO SRV_NS SRV_DEV SRV_IP CLI_NS CLI_DEV CLI_IP: the six tests
@@ -61,11 +45,11 @@ one() {
 		a="-s 65536 -n 300"
 		case $t in *lat) a="-s 2 -n 500" ;; esac
 		# shellcheck disable=SC2086
-		"${sp[@]}" timeout 90 $t -d "$sdev" -x "$(gidx "$sdev" "$sip")" $a >/dev/null 2>&1 &
+		"${sp[@]}" timeout 90 $t -d "$sdev" -x "$(gid_index_of "$sdev" "$sip")" $a >/dev/null 2>&1 &
 		s=$!
 		sleep 3
 		# shellcheck disable=SC2086
-		r=$("${cp[@]}" timeout 90 $t -d "$cdev" -x "$(gidx "$cdev" "$cip")" $a "$sip" 2>&1 |
+		r=$("${cp[@]}" timeout 90 $t -d "$cdev" -x "$(gid_index_of "$cdev" "$cip")" $a "$sip" 2>&1 |
 			awk '/^ *(65536|2) +[0-9]/ { print ($1 == 2 ? $5 " us" : $4 " MB/s"); exit }')
 		wait "$s"
 		echo "TOPO-ROW: $topo,$t,${r:-fail}"
