@@ -465,6 +465,10 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 	if (req->una_psn != una || req->tail != tail || !req->timer_armed ||
 	    req->rnr_wait)
 		eroce_req_progress(qp);
-	if (eroce_req_has_work(qp))
+	/*
+	 * New entries go out now; with nothing left unacknowledged, the
+	 * provider must ring for the next ones (eroce_req_sq_idle()).
+	 */
+	if (eroce_req_has_work(qp) || eroce_req_sq_idle(qp))
 		eroce_qp_kick(qp);
 }

@@ -14,6 +14,7 @@
 #include <linux/hrtimer.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
+#include <net/dst_cache.h>
 #include <rdma/eroce-abi.h>
 
 struct eroce_mr;
@@ -193,6 +194,7 @@ struct eroce_qp_engine {
 	bool dead;			/* QP being destroyed: no new work */
 	bool flush_pending;		/* fatal error: flush the rings */
 	bool tx_stalled;		/* a packet was dropped on the way out */
+	struct dst_cache route;		/* route of attrs.av, per CPU */
 	struct eroce_req req;
 	struct eroce_resp resp;
 	struct eroce_rate rate;
@@ -219,6 +221,7 @@ void eroce_qp_fatal(struct eroce_qp *qp);
 bool eroce_req_run(struct eroce_qp *qp);
 bool eroce_req_resend_one(struct eroce_qp *qp, u32 psn);
 bool eroce_req_has_work(struct eroce_qp *qp);
+bool eroce_req_sq_idle(struct eroce_qp *qp);
 void eroce_req_rewind(struct eroce_qp *qp, u32 psn);
 void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w);
 void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status);

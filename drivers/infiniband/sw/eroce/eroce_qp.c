@@ -16,6 +16,7 @@
 #include <linux/log2.h>
 
 #include "eroce.h"
+#include "eroce_xmit.h"
 
 #define EROCE_SEND_FLAGS_SUPPORTED					\
 	(IB_SEND_FENCE | IB_SEND_SIGNALED | IB_SEND_SOLICITED | IB_SEND_INLINE)
@@ -365,8 +366,13 @@ int eroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	/* the AV this one replaced, if any */
+	/* the AV this one replaced, if any, and its routes */
 	eroce_av_release(&av);
+	if (mask & IB_QP_AV) {
+		spin_lock_bh(&qp->eng.lock);
+		eroce_qp_route_forget(qp);
+		spin_unlock_bh(&qp->eng.lock);
+	}
 
 	/* overwrites the reserved (NULL) entry: needs no memory */
 	if (publish)

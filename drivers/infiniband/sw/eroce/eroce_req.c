@@ -575,9 +575,9 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 
 	psn = eroce_bth_psn(bth);
 	wire_len = skb->len;
-	err = eroce_pkt_xmit(edev, &qp->attrs.av,
-			     eroce_qp_sport(qp, READ_ONCE(qp->attrs.dest_qp_num),
-					    qp->attrs.av.flow_label), skb);
+	err = eroce_qp_xmit(qp, eroce_qp_sport(qp,
+					      READ_ONCE(qp->attrs.dest_qp_num),
+					      qp->attrs.av.flow_label), skb);
 	eroce_rate_sent(qp, wire_len);
 	if (err) {
 		/* dropped on the way out: send it again on the next run */
@@ -663,9 +663,8 @@ void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w)
 			w->length - off);
 	eroce_stat_inc(to_eroce_dev(qp->ibqp.device),
 		       EROCE_CNT_RETRANSMIT_PACKETS);
-	eroce_pkt_xmit(to_eroce_dev(qp->ibqp.device), &qp->attrs.av,
-		       eroce_qp_sport(qp, READ_ONCE(qp->attrs.dest_qp_num),
-				      qp->attrs.av.flow_label), skb);
+	eroce_qp_xmit(qp, eroce_qp_sport(qp, READ_ONCE(qp->attrs.dest_qp_num),
+					 qp->attrs.av.flow_label), skb);
 }
 
 /* a UD or GSI entry is one packet, complete once it is sent */
@@ -722,7 +721,7 @@ static int eroce_req_send_ud(struct eroce_qp *qp, struct eroce_swqe *w)
 		}
 	}
 	eroce_rate_sent(qp, skb->len);
-	eroce_pkt_xmit(edev, &ah->av,
+	eroce_pkt_xmit(edev, &ah->av, NULL,
 		       eroce_qp_sport(qp, wqe->wr.ud.remote_qpn,
 				      ah->av.flow_label), skb);
 	err = 0;
@@ -745,14 +744,25 @@ static enum ib_wc_status eroce_req_errno_status(int err)
 	}
 }
 
-/*
- * The SQ ran dry: ask userspace for a doorbell, then look once more.
- * Returns true when entries arrived meanwhile.
+/**
+ * eroce_req_sq_idle() - the SQ ran dry: does the provider need to ring?
+ * @qp: the QP
+ *
+ * While RC packets are unacknowledged, the completer looks at the
+ * producer index again when their acknowledgment (or the retransmit
+ * timer) comes, so the doorbell flag stays clear and a post goes out
+ * with that ACK, without a system call.  Otherwise ask userspace for a
+ * doorbell, then look once more.
+ * Context: engine lock held (requester or completer).
+ * Return: true when entries arrived while the doorbell was being armed.
  */
-static bool eroce_req_sq_idle(struct eroce_qp *qp)
+bool eroce_req_sq_idle(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
 
+	lockdep_assert_held(&qp->eng.lock);
+	if (qp->ibqp.qp_type == IB_QPT_RC && eroce_req_outstanding(qp))
+		return false;
 	eroce_ring_flags_set(&qp->sq, EROCE_RING_NEED_DOORBELL);
 	/*
 	 * The flag is visible before the producer is read again; pairs with

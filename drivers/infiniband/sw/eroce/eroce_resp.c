@@ -62,8 +62,7 @@ static struct sk_buff *eroce_resp_pkt(struct eroce_qp *qp, u8 opcode,
 
 static int eroce_resp_xmit(struct eroce_qp *qp, struct sk_buff *skb)
 {
-	return eroce_pkt_xmit(to_eroce_dev(qp->ibqp.device), &qp->attrs.av,
-			      eroce_resp_sport(qp), skb);
+	return eroce_qp_xmit(qp, eroce_resp_sport(qp), skb);
 }
 
 static void eroce_resp_send_ack_now(struct eroce_qp *qp, u8 syn, u32 psn,

@@ -58,11 +58,14 @@ void eroce_qp_kick_later(struct eroce_qp *qp)
  * eroce_qp_doorbell() - userspace posted send work
  * @qp: a user QP
  *
- * Runs the requester right here, in the poster's system call, when it is
- * idle: no wake-up of the work item stands between a post and its first
- * packet, and none competes for the CPU with a consumer that busy-polls
- * its CQ.  The work item takes over what a budget leaves, and the new
- * entries when the requester is busy elsewhere.
+ * Runs the requester right here, in the poster's system call: no wake-up
+ * of the work item stands between a post and its first packet, and none
+ * competes for the CPU with a consumer that busy-polls its CQ.  When the
+ * engine is busy (most often the receive softirq on another CPU, which
+ * has just posted the CQE the poster reacted to and is sending its ACK)
+ * this waits for it rather than handing the post to the work item: the
+ * lock is held for one packet's worth of work, a wake-up costs far more.
+ * The work item takes over what a budget leaves.
  * Context: process context (the POST_SEND doorbell).
  */
 void eroce_qp_doorbell(struct eroce_qp *qp)
@@ -70,10 +73,7 @@ void eroce_qp_doorbell(struct eroce_qp *qp)
 	struct eroce_qp_engine *eng = &qp->eng;
 	bool more, stalled;
 
-	if (!spin_trylock_bh(&eng->lock)) {
-		eroce_qp_kick(qp);
-		return;
-	}
+	spin_lock_bh(&eng->lock);
 	if (eng->dead || eng->flush_pending) {
 		spin_unlock_bh(&eng->lock);
 		eroce_qp_kick(qp);
@@ -203,6 +203,8 @@ int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq)
 	eng->req.timer.function = eroce_req_timer;
 	eroce_rate_init(qp);
 
+	if (dst_cache_init(&eng->route, GFP_KERNEL))
+		return -ENOMEM;
 	eng->req.swqe = kvcalloc(slots, sizeof(*eng->req.swqe), GFP_KERNEL);
 	eng->req.copies = kvmalloc_array(slots, qp->sq.slot_size, GFP_KERNEL);
 	eng->resp.rwqe_size = srq ? srq->ring.slot_size : qp->rq.slot_size;
@@ -223,6 +225,8 @@ void eroce_qp_engine_free(struct eroce_qp *qp)
 	struct eroce_qp_engine *eng = &qp->eng;
 
 	eroce_resp_free(qp);
+	dst_cache_destroy(&eng->route);
+	eng->route.cache = NULL;
 	kvfree(eng->req.swqe);
 	kvfree(eng->req.copies);
 	kfree(eng->resp.rwqe);

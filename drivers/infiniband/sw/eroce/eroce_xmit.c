@@ -10,19 +10,25 @@
  * path in the address vector, computes the ICRC over the finished headers
  * and sends it through the IP stack of the egress netdev's namespace, so
  * the namespace's routes, neighbours, netfilter and qdiscs apply.  A
+ * connected QP keeps its route in a per-CPU dst_cache (eroce_qp_xmit()),
+ * which the routing layer invalidates when routes change; a new address
+ * vector drops it (eroce_qp_route_forget()).  A
  * packet for an address of this host on the sending netdev (QPs of one
  * device talking to each other) loops back through a work item.  The
  * egress netdev is the one of the source GID (a VLAN device for a VLAN
  * GID).  UDP checksums are zero, as RoCEv2 allows; the ICRC protects the
  * payload.
  *
- * Context: process context or softirq, bottom halves off.  Locks: none;
- * RCU for the GID attribute's netdev; the loopback queue's own lock.
+ * Context: process context or softirq, bottom halves off.  Locks: none
+ * for eroce_pkt_xmit(); eroce_qp_xmit() and eroce_qp_route_forget() run
+ * under the QP's engine lock, which guards its route cache.  RCU for the
+ * GID attribute's netdev; the loopback queue's own lock.
  */
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
+#include <net/dst_cache.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
@@ -184,11 +190,33 @@ void eroce_xmit_loopback_work(struct work_struct *work)
 	local_bh_enable();
 }
 
-static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
-		       const struct eroce_av *av, u16 sport,
-		       struct sk_buff *skb)
+/* the IPv4 route of @av: from @route when it holds a valid one */
+static struct rtable *eroce_route4(struct net *net, struct net_device *ndev,
+				   const struct eroce_av *av, u8 tclass,
+				   struct dst_cache *route, struct flowi4 *fl4)
 {
-	const struct ib_gid_attr *sattr = av->sgid_attr;
+	struct rtable *rt;
+
+	memcpy(&fl4->saddr, &av->sgid_attr->gid.raw[12], sizeof(fl4->saddr));
+	memcpy(&fl4->daddr, &av->dgid.raw[12], sizeof(fl4->daddr));
+	if (route) {
+		rt = dst_cache_get_ip4(route, &fl4->saddr);
+		if (rt)
+			return rt;
+	}
+	fl4->flowi4_oif = ndev->ifindex;
+	fl4->flowi4_tos = RT_TOS(tclass);
+	fl4->flowi4_proto = IPPROTO_UDP;
+	rt = ip_route_output_key(net, fl4);
+	if (!IS_ERR(rt) && route)
+		dst_cache_set_ip4(route, &rt->dst, fl4->saddr);
+	return rt;
+}
+
+static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
+		       const struct eroce_av *av, struct dst_cache *route,
+		       u16 sport, struct sk_buff *skb)
+{
 	u8 tclass = eroce_xmit_tclass(edev, av);
 	struct net *net = dev_net(ndev);
 	struct flowi4 fl4 = {};
@@ -196,12 +224,7 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 	struct iphdr *iph;
 	int err;
 
-	fl4.flowi4_oif = ndev->ifindex;
-	memcpy(&fl4.saddr, &sattr->gid.raw[12], sizeof(fl4.saddr));
-	memcpy(&fl4.daddr, &av->dgid.raw[12], sizeof(fl4.daddr));
-	fl4.flowi4_tos = RT_TOS(tclass);
-	fl4.flowi4_proto = IPPROTO_UDP;
-	rt = ip_route_output_key(net, &fl4);
+	rt = eroce_route4(net, ndev, av, tclass, route, &fl4);
 	if (IS_ERR(rt)) {
 		kfree_skb(skb);
 		return PTR_ERR(rt);
@@ -238,9 +261,33 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 	return ip_local_out(net, eroce_net_sk(edev->net, false), skb);
 }
 
+/* the IPv6 route of @av: from @route when it holds a valid one */
+static struct dst_entry *eroce_route6(struct net *net, struct sock *sk,
+				      struct net_device *ndev,
+				      const struct eroce_av *av,
+				      struct dst_cache *route,
+				      struct flowi6 *fl6)
+{
+	struct dst_entry *dst;
+
+	memcpy(&fl6->saddr, av->sgid_attr->gid.raw, sizeof(fl6->saddr));
+	memcpy(&fl6->daddr, av->dgid.raw, sizeof(fl6->daddr));
+	if (route) {
+		dst = dst_cache_get_ip6(route, &fl6->saddr);
+		if (dst)
+			return dst;
+	}
+	fl6->flowi6_oif = ndev->ifindex;
+	fl6->flowi6_proto = IPPROTO_UDP;
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, fl6, NULL);
+	if (!IS_ERR(dst) && route)
+		dst_cache_set_ip6(route, dst, &fl6->saddr);
+	return dst;
+}
+
 static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
-		       const struct eroce_av *av, u16 sport,
-		       struct sk_buff *skb)
+		       const struct eroce_av *av, struct dst_cache *route,
+		       u16 sport, struct sk_buff *skb)
 {
 	struct sock *sk = eroce_net_sk(edev->net, true);
 	struct net *net = dev_net(ndev);
@@ -253,11 +300,7 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 		return -EAFNOSUPPORT;
 	}
 
-	fl6.flowi6_oif = ndev->ifindex;
-	memcpy(&fl6.saddr, av->sgid_attr->gid.raw, sizeof(fl6.saddr));
-	memcpy(&fl6.daddr, av->dgid.raw, sizeof(fl6.daddr));
-	fl6.flowi6_proto = IPPROTO_UDP;
-	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, &fl6, NULL);
+	dst = eroce_route6(net, sk, ndev, av, route, &fl6);
 	if (IS_ERR(dst)) {
 		kfree_skb(skb);
 		return PTR_ERR(dst);
@@ -293,6 +336,7 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
  * eroce_pkt_xmit() - encapsulate and send a packet
  * @edev: the sending device
  * @av: where to: source GID attribute, destination GID, traffic class
+ * @route: the route cache for @av, or NULL to look the route up
  * @sport: UDP source port (rdma_get_udp_sport() of the flow)
  * @skb: a packet from eroce_pkt_alloc(), consumed in every case
  *
@@ -301,7 +345,7 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
  * the reliable transport recovers as from any loss).
  */
 int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
-		   u16 sport, struct sk_buff *skb)
+		   struct dst_cache *route, u16 sport, struct sk_buff *skb)
 {
 	struct net_device *ndev;
 	unsigned int len = skb->len;
@@ -314,9 +358,9 @@ int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
 		goto err_free;
 	}
 	if (av->network_type == RDMA_NETWORK_IPV4)
-		err = eroce_xmit4(edev, ndev, av, sport, skb);
+		err = eroce_xmit4(edev, ndev, av, route, sport, skb);
 	else
-		err = eroce_xmit6(edev, ndev, av, sport, skb);
+		err = eroce_xmit6(edev, ndev, av, route, sport, skb);
 	rcu_read_unlock();
 
 	/* the skb is consumed; net_xmit_eval() hides qdisc congestion */
@@ -334,4 +378,33 @@ err_free:
 	kfree_skb(skb);
 	eroce_stat_inc(edev, EROCE_CNT_TX_ERRORS);
 	return err;
+}
+
+/**
+ * eroce_qp_xmit() - send a packet on a connected QP's path
+ * @qp: an RC QP with its address vector set
+ * @sport: UDP source port
+ * @skb: a packet from eroce_pkt_alloc(), consumed in every case
+ *
+ * As eroce_pkt_xmit(), through the QP's route cache.
+ * Context: the QP's engine lock held.
+ */
+int eroce_qp_xmit(struct eroce_qp *qp, u16 sport, struct sk_buff *skb)
+{
+	lockdep_assert_held(&qp->eng.lock);
+	return eroce_pkt_xmit(to_eroce_dev(qp->ibqp.device), &qp->attrs.av,
+			      &qp->eng.route, sport, skb);
+}
+
+/**
+ * eroce_qp_route_forget() - the QP's address vector changed
+ * @qp: the QP
+ *
+ * Drops the cached routes on every CPU; nobody else uses the cache while
+ * the engine lock is held.  Context: the QP's engine lock held.
+ */
+void eroce_qp_route_forget(struct eroce_qp *qp)
+{
+	lockdep_assert_held(&qp->eng.lock);
+	dst_cache_reset_now(&qp->eng.route);
 }

@@ -7,8 +7,10 @@
 
 #include "eroce_wire.h"
 
+struct dst_cache;
 struct eroce_dev;
 struct eroce_av;
+struct eroce_qp;
 
 static inline struct eroce_bth *eroce_pkt_bth(struct sk_buff *skb)
 {
@@ -18,7 +20,9 @@ static inline struct eroce_bth *eroce_pkt_bth(struct sk_buff *skb)
 struct sk_buff *eroce_pkt_alloc(u8 opcode, u32 paylen);
 void *eroce_pkt_payload(struct sk_buff *skb);
 int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
-		   u16 sport, struct sk_buff *skb);
+		   struct dst_cache *route, u16 sport, struct sk_buff *skb);
+int eroce_qp_xmit(struct eroce_qp *qp, u16 sport, struct sk_buff *skb);
+void eroce_qp_route_forget(struct eroce_qp *qp);
 void eroce_xmit_loopback_work(struct work_struct *work);
 
 /* looped-back packets waiting for the receive path, per device */
