@@ -294,9 +294,6 @@ void eroce_rate_ecn_ce(struct eroce_qp *qp)
 	bth = eroce_pkt_bth(skb);
 	eroce_bth_set_qpn(bth, READ_ONCE(qp->attrs.dest_qp_num));
 	eroce_bth_set_becn(bth, true);
-	if (!eroce_qp_xmit(qp, rdma_get_udp_sport(qp->attrs.av.flow_label,
-						  qp->ibqp.qp_num,
-						  READ_ONCE(qp->attrs.dest_qp_num)),
-			   skb))
+	if (!eroce_qp_xmit(qp, skb))
 		eroce_stat_inc(edev, EROCE_CNT_CNP_SENT);
 }

@@ -444,11 +444,6 @@ static int eroce_req_copy_payload(struct eroce_qp *qp, struct eroce_swqe *w,
 	return eroce_sge_copy(&edev->res, qp->ibqp.pd, &it, buf, len, false);
 }
 
-static u16 eroce_qp_sport(struct eroce_qp *qp, u32 dqpn, u32 flow_label)
-{
-	return rdma_get_udp_sport(flow_label, qp->ibqp.qp_num, dqpn);
-}
-
 /* send the next packet of the entry at req->cur; 0 or an errno */
 static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 {
@@ -575,9 +570,7 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 
 	psn = eroce_bth_psn(bth);
 	wire_len = skb->len;
-	err = eroce_qp_xmit(qp, eroce_qp_sport(qp,
-					      READ_ONCE(qp->attrs.dest_qp_num),
-					      qp->attrs.av.flow_label), skb);
+	err = eroce_qp_xmit(qp, skb);
 	eroce_rate_sent(qp, wire_len);
 	if (err) {
 		/* dropped on the way out: send it again on the next run */
@@ -663,8 +656,7 @@ void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w)
 			w->length - off);
 	eroce_stat_inc(to_eroce_dev(qp->ibqp.device),
 		       EROCE_CNT_RETRANSMIT_PACKETS);
-	eroce_qp_xmit(qp, eroce_qp_sport(qp, READ_ONCE(qp->attrs.dest_qp_num),
-					 qp->attrs.av.flow_label), skb);
+	eroce_qp_xmit(qp, skb);
 }
 
 /* a UD or GSI entry is one packet, complete once it is sent */
@@ -722,8 +714,8 @@ static int eroce_req_send_ud(struct eroce_qp *qp, struct eroce_swqe *w)
 	}
 	eroce_rate_sent(qp, skb->len);
 	eroce_pkt_xmit(edev, &ah->av, NULL,
-		       eroce_qp_sport(qp, wqe->wr.ud.remote_qpn,
-				      ah->av.flow_label), skb);
+		       rdma_get_udp_sport(ah->av.flow_label, qp->ibqp.qp_num,
+					  wqe->wr.ud.remote_qpn), skb);
 	err = 0;
 out_put_ah:
 	if (ah)

@@ -41,12 +41,6 @@ static u32 eroce_resp_mtu(struct eroce_qp *qp)
 	return ib_mtu_enum_to_int(READ_ONCE(qp->attrs.path_mtu));
 }
 
-static u16 eroce_resp_sport(struct eroce_qp *qp)
-{
-	return rdma_get_udp_sport(qp->attrs.av.flow_label, qp->ibqp.qp_num,
-				  READ_ONCE(qp->attrs.dest_qp_num));
-}
-
 static struct sk_buff *eroce_resp_pkt(struct eroce_qp *qp, u8 opcode,
 				      u32 psn, u32 paylen)
 {
@@ -62,7 +56,7 @@ static struct sk_buff *eroce_resp_pkt(struct eroce_qp *qp, u8 opcode,
 
 static int eroce_resp_xmit(struct eroce_qp *qp, struct sk_buff *skb)
 {
-	return eroce_qp_xmit(qp, eroce_resp_sport(qp), skb);
+	return eroce_qp_xmit(qp, skb);
 }
 
 static void eroce_resp_send_ack_now(struct eroce_qp *qp, u8 syn, u32 psn,

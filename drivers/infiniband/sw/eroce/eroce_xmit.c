@@ -383,14 +383,19 @@ err_free:
 /**
  * eroce_qp_xmit() - send a packet on a connected QP's path
  * @qp: an RC QP with its address vector set
- * @sport: UDP source port
  * @skb: a packet from eroce_pkt_alloc(), consumed in every case
  *
- * As eroce_pkt_xmit(), through the QP's route cache.
+ * As eroce_pkt_xmit(), through the QP's route cache, from the UDP source
+ * port of the QP's flow (both directions of a connection use the same
+ * hash of the two QPNs and the flow label).
  * Context: the QP's engine lock held.
  */
-int eroce_qp_xmit(struct eroce_qp *qp, u16 sport, struct sk_buff *skb)
+int eroce_qp_xmit(struct eroce_qp *qp, struct sk_buff *skb)
 {
+	u16 sport = rdma_get_udp_sport(qp->attrs.av.flow_label,
+				       qp->ibqp.qp_num,
+				       READ_ONCE(qp->attrs.dest_qp_num));
+
 	lockdep_assert_held(&qp->eng.lock);
 	return eroce_pkt_xmit(to_eroce_dev(qp->ibqp.device), &qp->attrs.av,
 			      &qp->eng.route, sport, skb);

@@ -21,7 +21,7 @@ struct sk_buff *eroce_pkt_alloc(u8 opcode, u32 paylen);
 void *eroce_pkt_payload(struct sk_buff *skb);
 int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
 		   struct dst_cache *route, u16 sport, struct sk_buff *skb);
-int eroce_qp_xmit(struct eroce_qp *qp, u16 sport, struct sk_buff *skb);
+int eroce_qp_xmit(struct eroce_qp *qp, struct sk_buff *skb);
 void eroce_qp_route_forget(struct eroce_qp *qp);
 void eroce_xmit_loopback_work(struct work_struct *work);
 
