@@ -11,6 +11,7 @@
 #   expectations    out_has, perftest_ok
 #   counters        stat_get, stat_snap, stat_delta, stat_nonzero
 #   netem           netem_set, netem_clear
+#   capture         cap_start, cap_stop (dumpcap of RoCEv2 frames)
 # Every command runs under `timeout`: a hang fails one subtest, not the VM.
 
 : "${RDMA_TMP:=/tmp/eroce-rdma}"
@@ -170,13 +171,18 @@ perftest_ok() {
 	awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { f = 1 } END { exit !f }' <<<"$CLI_OUT"
 }
 
-# perftest_calibration_failed: perftest measured its CPU clock after the
+# perftest_no_report TEXT: perftest measured its CPU clock after the
 # transfer and, the samples too noisy under TCG ("Correlation coefficient
-# r^2 ... < 0.9"), refused to print a report and exited 1 on a side: a
+# r^2 ... < 0.9"), refused to print a report (and exited 1): a
 # measurement artifact, not a transfer failure
+perftest_no_report() {
+	grep -q "Can't produce a report" <<<"$1"
+}
+
+# perftest_calibration_failed: srv_cli's pair failed only that way
 perftest_calibration_failed() {
 	[ "$SRV_RC" = 1 ] || [ "$CLI_RC" = 1 ] || return 1
-	grep -q "Can't produce a report" <<<"$SRV_OUT$CLI_OUT"
+	perftest_no_report "$SRV_OUT$CLI_OUT"
 }
 
 # ktap_srv_cli NAME CHECK SRV_CMD... -- CLI_CMD...: srv_cli with the default
@@ -252,5 +258,29 @@ netem_set() {
 # netem_clear NS DEV: back to the default qdisc
 netem_clear() {
 	tc ${1:+-n "$1"} qdisc del dev "$2" root 2>/dev/null
+	return 0
+}
+
+# ---- capture ---------------------------------------------------------------
+
+CAP_PID=
+
+# cap_start NS DEV FILE: capture RoCEv2 frames (UDP port 4791) on DEV in
+# namespace NS into FILE with dumpcap, in the background; returns once the
+# filter is attached.  Not from a subshell (`require`, `$(...)`): CAP_PID
+# would be lost.
+cap_start() {
+	ip netns exec "$1" dumpcap -q -i "$2" -f "udp port 4791" -w "$3" \
+		</dev/null >/dev/null 2>"$RDMA_TMP/dumpcap.err" &
+	CAP_PID=$!
+	# dumpcap says so once its filter is attached
+	wait_for 60 grep -q "Capturing on" "$RDMA_TMP/dumpcap.err"
+}
+
+# cap_stop: let the last frames in, stop the capture, flush the file
+cap_stop() {
+	sleep 0.5
+	kill -TERM "$CAP_PID" 2>/dev/null
+	wait "$CAP_PID" 2>/dev/null
 	return 0
 }

@@ -9,8 +9,8 @@
  * wr_abort.  qp->rq.lock serialises the RQ producer end.  Both paths only
  * write ring slots and store-release the producer index; post_send then
  * enters the kernel (an empty POST_SEND write) only when the kernel set
- * EROCE_RING_NEED_DOORBELL in the SQ ctrl block, i.e. has stopped
- * draining the SQ.  Every work request is validated before its slot is
+ * EROCE_RING_NEED_DOORBELL in the SQ ctrl block, i.e. nothing in the
+ * kernel will look at the SQ again by itself (no ACK is due).  Every work request is validated before its slot is
  * touched, so a failed request leaves the ring as it was.
  */
 #include <errno.h>

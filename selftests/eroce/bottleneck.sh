@@ -94,9 +94,9 @@ devstat() {
 
 # side_failed OUT: the perftest side that wrote $RDMA_TMP/OUT exited
 # non-zero only because its clock calibration failed after the transfer
-# (lib_rdma.sh, perftest_calibration_failed): returns 0 then
+# (lib_rdma.sh, perftest_no_report): returns 0 then
 side_failed() {
-	grep -q "Can't produce a report" "$RDMA_TMP/$1"
+	perftest_no_report "$(cat "$RDMA_TMP/$1")"
 }
 
 # run_pair CC: both senders at once; sets DROPS, MARKS, CNPS, HANDLED

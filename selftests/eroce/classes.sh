@@ -28,7 +28,6 @@ set -u -o pipefail
 
 PCAP=$RDMA_TMP/classes.pcap
 DECODED=$RDMA_TMP/classes.txt
-CAP_PID=
 IDMAP="0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7"
 RUNS=()
 CLS_OPTS=()		# srv_cli options of the next run
@@ -49,20 +48,11 @@ vlan_setup() {
 	return 0
 }
 
-cap_start() {
-	ns1 dumpcap -q -i veth1 -f "udp port 4791" -w "$PCAP" \
-		</dev/null >/dev/null 2>"$RDMA_TMP/dumpcap.err" &
-	CAP_PID=$!
-	wait_for 60 grep -q "Capturing on" "$RDMA_TMP/dumpcap.err"
-}
-
 # cap_stop_decode: every frame as
 # "epoch|ip.src|vlan.id|vlan.priority|dscp|bth.destqp" (the VLAN fields
 # empty for an untagged frame)
 cap_stop_decode() {
-	sleep 0.5
-	kill -TERM "$CAP_PID" 2>/dev/null
-	wait "$CAP_PID" 2>/dev/null
+	cap_stop
 	tshark -r "$PCAP" -d udp.port==4791,infiniband -T fields -E separator='|' \
 		-E occurrence=f -e frame.time_epoch -e ip.src -e ipv6.src \
 		-e vlan.id -e vlan.priority -e ip.dsfield.dscp \
@@ -182,7 +172,9 @@ ktap_plan 9
 require eroce_pair_setup
 require vlan_setup
 kmsg_mark
-ktap_check capture_started cap_start
+# not through ktap_check: its command substitution would lose CAP_PID
+cap_start "$NS1" veth1 "$PCAP"
+ktap_result capture_started $? "dumpcap did not start: $(cat "$RDMA_TMP/dumpcap.err")"
 traffic
 ktap_check capture_decoded cap_stop_decode
 check

@@ -30,7 +30,6 @@ B1=$RDMA_TMP/b1
 B2=$RDMA_TMP/b2
 INTEGRITY="$EROCE_ROOT/selftests/tools/eroce_integrity"
 PCAP=$RDMA_TMP/cnp.pcap
-CAP_PID=
 # 40 Mb/s on the wire is 4.77 MiB/s; with 1024-byte packets (BTH, RETH on
 # the first, ICRC, Ethernet/IP/UDP headers) about 94% of it is payload:
 # within 10% means payload >= 0.9 * 0.94 * 4.77, and the wire rate (above
@@ -104,19 +103,10 @@ test_qp_rate_limit() {
 		"no QP with drv_rate_limit_kbps 40000"
 }
 
-cnp_capture_start() {
-	ns2 dumpcap -q -i veth2 -f "udp port 4791" -w "$PCAP" \
-		</dev/null >/dev/null 2>"$RDMA_TMP/dumpcap.err" &
-	CAP_PID=$!
-	wait_for 60 grep -q "Capturing on" "$RDMA_TMP/dumpcap.err"
-}
-
 # cnp_frames: "opcode becn" of every CNP eroce2 sent, one per line (BECN
 # is bit 6 of the BTH's fifth byte; tshark has no field for it)
 cnp_frames() {
-	sleep 0.5
-	kill -TERM "$CAP_PID" 2>/dev/null
-	wait "$CAP_PID" 2>/dev/null
+	cap_stop
 	tshark -r "$PCAP" -d udp.port==4791,infiniband -Y "ip.src == $SRV && infiniband.bth.opcode == 129" \
 		-T fields -e infiniband.bth.opcode -e udp.payload 2>/dev/null |
 		while read -r op p; do
@@ -145,7 +135,7 @@ test_ecn_dcqcn() {
 	local frames n bad
 
 	# not through `require`: its subshell would lose CAP_PID
-	cnp_capture_start || ktap_bail "dumpcap did not start"
+	cap_start "$NS2" veth2 "$PCAP" || ktap_bail "dumpcap did not start"
 	marked_run dcqcn
 	ktap_result dcqcn_transfer_under_marking $? "ib_write_bw failed"
 	frames=$(cnp_frames)

@@ -72,39 +72,53 @@ test_adaptive_rto() {
 	both profile default
 }
 
-# lossy MODE: one QP, one message at a time (every message a tail: nothing
-# follows it until it is acknowledged), 16 KiB in SENDs of 1..64 bytes,
-# every byte checked, under 5% loss on both veths, with loss_recovery MODE
-# on both devices; sets TIMEOUTS and PROBES (both devices) and returns the
-# tool's status.  eroce_integrity ends over TCP, so no side tears its QP
-# down while the other still waits for an ACK.
-lossy() {
-	local rc=0 spid
+# lossy_transfer TAG LOSS MODE1 MODE2 SECS ARGS...: eroce_integrity from
+# eroce1 to eroce2 (client arguments ARGS, SECS at most), every byte
+# checked, under netem loss LOSS on both veths, with loss_recovery MODE1
+# on eroce1 (the requester) and MODE2 on eroce2; counters snapshot in
+# B1/B2 before, the run's seconds in ELAPSED; returns the tool's status.
+# eroce_integrity ends over TCP, so no side tears its QP down while the
+# other still waits for an ACK.
+lossy_transfer() {
+	local tag=$1 loss=$2 secs=$5 rc=0 spid
 	both profile default
-	both loss_recovery "$1"
+	echo "$3" >"$T1/loss_recovery"
+	echo "$4" >"$T2/loss_recovery"
+	shift 5
 	stat_snap eroce1/1 "$B1"
 	stat_snap eroce2/1 "$B2"
-	netem_set "$NS1" veth1 loss 5%
-	netem_set "$NS2" veth2 loss 5%
+	netem_set "$NS1" veth1 loss "$loss"
+	netem_set "$NS2" veth2 loss "$loss"
 	SECONDS=0
-	ns2 "$INTEGRITY" -d eroce2 -g "$G2" -p "$PORT" -t 120 >"$RDMA_TMP/srv.out" 2>&1 &
+	ns2 "$INTEGRITY" -d eroce2 -g "$G2" -p "$PORT" -t "$secs" >"$RDMA_TMP/srv.out" 2>&1 &
 	spid=$!
 	wait_for 15 tcp_listening "$NS2" "$PORT"
-	ns1 "$INTEGRITY" -d eroce1 -g "$G1" -p "$PORT" -t 120 -q 1 -w 1 -o send \
-		-S 64 -b 16k -s 7 "$SRV" >"$RDMA_TMP/cli.out" 2>&1 || rc=1
+	ns1 "$INTEGRITY" -d eroce1 -g "$G1" -p "$PORT" -t "$secs" "$@" \
+		"$SRV" >"$RDMA_TMP/cli.out" 2>&1 || rc=1
 	wait "$spid" || rc=1
+	ELAPSED=$SECONDS
 	PORT=$((PORT + 1))
 	netem_clear "$NS1" veth1
 	netem_clear "$NS2" veth2
+	ktap_diag "$tag: eroce1 $(stat_changes eroce1/1 "$B1")"
+	ktap_diag "$tag: eroce2 $(stat_changes eroce2/1 "$B2")"
+	[ $rc = 0 ] || ktap_diag "$(tail -n 3 "$RDMA_TMP/cli.out" "$RDMA_TMP/srv.out")"
+	both profile default
+	return $rc
+}
+
+# lossy MODE: one QP, one message at a time (every message a tail: nothing
+# follows it until it is acknowledged), 16 KiB in SENDs of 1..64 bytes,
+# under 5% loss, loss_recovery MODE on both devices; sets TIMEOUTS and
+# PROBES (both devices) and returns the tool's status.
+lossy() {
+	local rc=0
+	lossy_transfer "$1" 5% "$1" "$1" 120 -q 1 -w 1 -o send -S 64 -b 16k -s 7 || rc=1
 	TIMEOUTS=$(( $(stat_delta eroce1/1 "$B1" retransmit_timeouts) +
 		     $(stat_delta eroce2/1 "$B2" retransmit_timeouts) ))
 	PROBES=$(( $(stat_delta eroce1/1 "$B1" tlp_probes) +
 		   $(stat_delta eroce2/1 "$B2" tlp_probes) ))
-	ktap_diag "$1: ${SECONDS}s, retransmit_timeouts $TIMEOUTS, tlp_probes $PROBES"
-	ktap_diag "$1: eroce1 $(stat_changes eroce1/1 "$B1")"
-	ktap_diag "$1: eroce2 $(stat_changes eroce2/1 "$B2")"
-	[ $rc = 0 ] || ktap_diag "$(tail -n 3 "$RDMA_TMP/cli.out" "$RDMA_TMP/srv.out")"
-	both profile default
+	ktap_diag "$1: ${ELAPSED}s, retransmit_timeouts $TIMEOUTS, tlp_probes $PROBES"
 	return $rc
 }
 
@@ -132,32 +146,12 @@ test_tlp() {
 # of up to 64 KiB, 2 MiB each, every byte checked, under 2% loss on both
 # veths, loss_recovery MODE1 on eroce1 (the requester) and MODE2 on eroce2
 sr_run() {
-	local rc=0 spid
-	both profile default
-	echo "$2" >"$T1/loss_recovery"
-	echo "$3" >"$T2/loss_recovery"
-	stat_snap eroce1/1 "$B1"
-	stat_snap eroce2/1 "$B2"
-	netem_set "$NS1" veth1 loss 2%
-	netem_set "$NS2" veth2 loss 2%
-	SECONDS=0
-	ns2 "$INTEGRITY" -d eroce2 -g "$G2" -p "$PORT" -t 150 >"$RDMA_TMP/srv.out" 2>&1 &
-	spid=$!
-	wait_for 15 tcp_listening "$NS2" "$PORT"
-	ns1 "$INTEGRITY" -d eroce1 -g "$G1" -p "$PORT" -t 150 -o send,write \
-		-b 2M -s 9 "$SRV" >"$RDMA_TMP/cli.out" 2>&1 || rc=1
-	wait "$spid" || rc=1
-	PORT=$((PORT + 1))
-	netem_clear "$NS1" veth1
-	netem_clear "$NS2" veth2
+	local rc=0
+	lossy_transfer "$1" 2% "$2" "$3" 150 -o send,write -b 2M -s 9 || rc=1
 	RETX=$(stat_delta eroce1/1 "$B1" retransmitted_packets)
 	SELECTIVE=$(stat_delta eroce1/1 "$B1" selective_retransmits)
 	PLACED=$(stat_delta eroce2/1 "$B2" ooo_packets_placed)
-	ktap_diag "$1: ${SECONDS}s, retransmitted_packets $RETX, selective_retransmits $SELECTIVE, ooo_packets_placed $PLACED"
-	ktap_diag "$1: eroce1 $(stat_changes eroce1/1 "$B1")"
-	ktap_diag "$1: eroce2 $(stat_changes eroce2/1 "$B2")"
-	[ $rc = 0 ] || ktap_diag "$(tail -n 3 "$RDMA_TMP/cli.out" "$RDMA_TMP/srv.out")"
-	both profile default
+	ktap_diag "$1: ${ELAPSED}s, retransmitted_packets $RETX, selective_retransmits $SELECTIVE, ooo_packets_placed $PLACED"
 	ktap_result "${1}_every_byte" "$rc" "eroce_integrity failed"
 }
 

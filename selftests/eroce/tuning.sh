@@ -45,7 +45,6 @@ T2=$IBSYS/eroce2/tuning
 SRV=198.18.0.2
 PCAP=$RDMA_TMP/tuning.pcap
 DECODED=$RDMA_TMP/tuning.txt
-CAP_PID=
 KNOBS="min_rto_us max_rto_us rto_backoff adaptive_rto loss_recovery max_inflight_pkts default_tclass priority_tag max_rate_mbps cc cnp_interval_us ecn profile"
 # the values of the profiles, in the order knobs() reads them
 # (eroce_tuning.c: eroce_tuning_profile()); the knobs no profile sets
@@ -275,20 +274,10 @@ test_profiles() {
 
 # ---- capture -----------------------------------------------------------------
 
-cap_start() {
-	ns1 dumpcap -q -i veth1 -f "udp port 4791" -w "$PCAP" \
-		</dev/null >/dev/null 2>"$RDMA_TMP/dumpcap.err" &
-	CAP_PID=$!
-	# dumpcap says so once its filter is attached
-	wait_for 60 grep -q "Capturing on" "$RDMA_TMP/dumpcap.err"
-}
-
 # cap_stop_decode: stop dumpcap, decode every frame into $DECODED:
 # epoch src dsfield bth.opcode bth.psn bth.destqp frame.protocols
 cap_stop_decode() {
-	sleep 0.5
-	kill -TERM "$CAP_PID" 2>/dev/null
-	wait "$CAP_PID" 2>/dev/null
+	cap_stop
 	tshark -r "$PCAP" -d udp.port==4791,infiniband -T fields \
 		-e frame.time_epoch -e ip.src -e ip.dsfield -e infiniband.bth.opcode \
 		-e infiniband.bth.psn -e infiniband.bth.destqp -e frame.protocols \
@@ -574,7 +563,7 @@ test_dcqcn_files	# 2
 test_profiles		# 12
 
 # not through `require`: its command substitution would wait for dumpcap
-cap_start || { ktap_diag "$(cat "$RDMA_TMP/dumpcap.err")"; ktap_bail "dumpcap did not start"; }
+cap_start "$NS1" veth1 "$PCAP" || { ktap_diag "$(cat "$RDMA_TMP/dumpcap.err")"; ktap_bail "dumpcap did not start"; }
 traffic_tclass
 traffic_rto
 cap_stop_decode || { ktap_diag "$(tail -n 5 "$RDMA_TMP/tshark.err")"; ktap_bail "nothing captured or decoded"; }

@@ -39,7 +39,9 @@
  * barrier and reads the SQ's ctrl.flags; only if EROCE_RING_NEED_DOORBELL
  * is set does it enter the kernel (a POST_SEND command with no work
  * requests).  The kernel sets the flag, issues a full barrier and re-reads
- * the producer index before it stops draining an SQ, so no work is lost.
+ * the producer index before it stops looking at an SQ, so no work is lost;
+ * it leaves the flag clear while it will look again by itself (an RC QP
+ * waiting for an acknowledgment reads the SQ when it arrives).
  * RQ and SRQ need no doorbell: the kernel reads them when a packet needs a
  * receive WQE.
  *

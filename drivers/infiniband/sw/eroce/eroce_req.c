@@ -444,6 +444,29 @@ static int eroce_req_copy_payload(struct eroce_qp *qp, struct eroce_swqe *w,
 	return eroce_sge_copy(&edev->res, qp->ibqp.pd, &it, buf, len, false);
 }
 
+/*
+ * Does the packet at req->psn ask for an ACK?  Every
+ * eroce_req_ackreq_every()-th packet does, and the last packet of a
+ * message unless it is a first transmission with another entry posted
+ * behind it: the requester sends that one next, so a run of small
+ * messages gets one ACK per window share instead of one each (the ACK is
+ * cumulative).  A retransmitted last packet always asks, so an entry
+ * behind it that never goes out (the QP drained to SQD, a malformed
+ * entry) costs one retransmit timeout, not a stall.
+ */
+static bool eroce_req_ackreq(struct eroce_qp *qp, bool last,
+			     bool retransmit)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	if (++req->since_ackreq >= eroce_req_ackreq_every(qp))
+		return true;
+	if (!last)
+		return false;
+	return retransmit ||
+	       READ_ONCE(qp->sq.ctrl->producer) == req->cur + 1;
+}
+
 /* send the next packet of the entry at req->cur; 0 or an errno */
 static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 {
@@ -457,6 +480,7 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 	bool first = !off, last = true;
 	struct sk_buff *skb;
 	struct eroce_bth *bth;
+	bool retransmit;
 	u32 psn, wire_len;
 	u8 opcode;
 	int err;
@@ -495,7 +519,8 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 
 	opcode = eroce_req_opcode(wqe, first, last);
 	info = eroce_opcode_info(opcode);
-	if (eroce_psn_before(req->psn, req->max_psn)) {
+	retransmit = eroce_psn_before(req->psn, req->max_psn);
+	if (retransmit) {
 		eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_PACKETS);
 	} else if (!req->rtt_timing) {
 		/* a first transmission: time it */
@@ -514,7 +539,7 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 	/* offer selective repeat; IBTA responders ignore the bit */
 	if (READ_ONCE(edev->tuning.loss_recovery) == EROCE_LOSS_SR)
 		eroce_bth_set_sr(bth, true);
-	if (last || ++req->since_ackreq >= eroce_req_ackreq_every(qp)) {
+	if (eroce_req_ackreq(qp, last, retransmit)) {
 		eroce_bth_set_ackreq(bth, true);
 		req->since_ackreq = 0;
 	}

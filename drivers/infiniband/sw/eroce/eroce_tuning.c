@@ -58,7 +58,7 @@ static void eroce_tuning_profile(struct eroce_tuning *t,
 		t->adaptive_rto = 1;
 		t->loss_recovery = EROCE_LOSS_TLP;
 		t->max_inflight_pkts = 32;
-		t->ecn = true;
+		t->ecn = 1;
 		t->cc = EROCE_CC_DCQCN;
 		break;
 	case EROCE_PROFILE_LOSSLESS:
@@ -68,7 +68,7 @@ static void eroce_tuning_profile(struct eroce_tuning *t,
 		t->adaptive_rto = 0;
 		t->loss_recovery = EROCE_LOSS_GBN;
 		t->max_inflight_pkts = 256;
-		t->ecn = true;
+		t->ecn = 1;
 		t->cc = EROCE_CC_DCQCN;
 		break;
 	default:
@@ -79,7 +79,7 @@ static void eroce_tuning_profile(struct eroce_tuning *t,
 		t->loss_recovery = EROCE_LOSS_GBN;
 		/* a LAN's bandwidth-delay product, go-back-N's cost per loss */
 		t->max_inflight_pkts = 64;
-		t->ecn = false;
+		t->ecn = 0;
 		t->cc = EROCE_CC_NONE;
 		break;
 	}
@@ -108,12 +108,17 @@ static struct eroce_tuning *eroce_kobj_tuning(struct kobject *kobj)
 	return &container_of(kobj, struct eroce_tuning_kobj, kobj)->edev->tuning;
 }
 
-/* a u32 knob within [min, max] */
+/*
+ * A u32 knob within [min, max]; a choice knob (names set) reads and
+ * writes names[value] instead of the number, min is 0 and max the last
+ * name.
+ */
 struct eroce_tuning_attr {
 	struct kobj_attribute attr;
 	size_t offset;
 	u32 min;
 	u32 max;
+	const char * const *names;
 };
 
 static ssize_t eroce_u32_show(struct kobject *kobj, struct kobj_attribute *a,
@@ -122,9 +127,30 @@ static ssize_t eroce_u32_show(struct kobject *kobj, struct kobj_attribute *a,
 	struct eroce_tuning_attr *ta =
 		container_of(a, struct eroce_tuning_attr, attr);
 	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
+	u32 val = READ_ONCE(*(u32 *)((u8 *)t + ta->offset));
 
-	return sysfs_emit(buf, "%u\n", READ_ONCE(*(u32 *)((u8 *)t +
-							   ta->offset)));
+	if (ta->names)
+		return sysfs_emit(buf, "%s\n", ta->names[val]);
+	return sysfs_emit(buf, "%u\n", val);
+}
+
+/* the value written: a number within bounds, or one of the names */
+static int eroce_u32_parse(const struct eroce_tuning_attr *ta,
+			   const char *buf, u32 *val)
+{
+	int err;
+
+	if (ta->names) {
+		err = __sysfs_match_string(ta->names, ta->max + 1, buf);
+		if (err < 0)
+			return -EINVAL;
+		*val = err;
+		return 0;
+	}
+	err = kstrtou32(buf, 0, val);
+	if (err)
+		return err;
+	return *val < ta->min || *val > ta->max ? -EINVAL : 0;
 }
 
 /* cross-field rules, checked with the new value in place */
@@ -145,11 +171,9 @@ static ssize_t eroce_u32_store(struct kobject *kobj, struct kobj_attribute *a,
 	u32 val;
 	int err;
 
-	err = kstrtou32(buf, 0, &val);
+	err = eroce_u32_parse(ta, buf, &val);
 	if (err)
 		return err;
-	if (val < ta->min || val > ta->max)
-		return -EINVAL;
 
 	mutex_lock(&t->lock);
 	next = *t;
@@ -173,6 +197,16 @@ static ssize_t eroce_u32_store(struct kobject *kobj, struct kobj_attribute *a,
 		.max = _max,						\
 	}
 
+/* a choice knob whose names are eroce_<name>_names[] */
+#define EROCE_TUNING_CHOICE(_name, _field)				\
+	static struct eroce_tuning_attr eroce_attr_##_name = {		\
+		.attr = __ATTR(_name, 0644, eroce_u32_show,		\
+			       eroce_u32_store),			\
+		.offset = offsetof(struct eroce_tuning, _field),	\
+		.max = ARRAY_SIZE(eroce_##_name##_names) - 1,		\
+		.names = eroce_##_name##_names,				\
+	}
+
 EROCE_TUNING_U32(max_rate_mbps, max_rate_mbps, 0, 400000);
 EROCE_TUNING_U32(cnp_interval_us, cnp_interval_us, 0, 1000000);
 EROCE_TUNING_U32(g_shift, dcqcn_g_shift, 1, 16);
@@ -184,122 +218,16 @@ EROCE_TUNING_U32(rate_ai_mbps, dcqcn_rate_ai_mbps, 1, 400000);
 EROCE_TUNING_U32(rate_hai_mbps, dcqcn_rate_hai_mbps, 1, 400000);
 EROCE_TUNING_U32(min_rate_mbps, dcqcn_min_rate_mbps, 1, 400000);
 
-static struct eroce_tuning_attr eroce_attr_min_rto_us = {
-	.attr = __ATTR(min_rto_us, 0644, eroce_u32_show, eroce_u32_store),
-	.offset = offsetof(struct eroce_tuning, min_rto_us),
-	.min = 0,
-	.max = EROCE_RTO_US_MAX,
-};
-
-static struct eroce_tuning_attr eroce_attr_max_rto_us = {
-	.attr = __ATTR(max_rto_us, 0644, eroce_u32_show, eroce_u32_store),
-	.offset = offsetof(struct eroce_tuning, max_rto_us),
-	.min = 0,
-	.max = EROCE_RTO_US_MAX,
-};
-
-static struct eroce_tuning_attr eroce_attr_rto_backoff = {
-	.attr = __ATTR(rto_backoff, 0644, eroce_u32_show, eroce_u32_store),
-	.offset = offsetof(struct eroce_tuning, rto_backoff),
-	.min = 1,
-	.max = 2,
-};
-
-static struct eroce_tuning_attr eroce_attr_max_inflight_pkts = {
-	.attr = __ATTR(max_inflight_pkts, 0644, eroce_u32_show, eroce_u32_store),
-	.offset = offsetof(struct eroce_tuning, max_inflight_pkts),
-	.min = 1,
-	.max = EROCE_INFLIGHT_MAX,
-};
-
-static struct eroce_tuning_attr eroce_attr_default_tclass = {
-	.attr = __ATTR(default_tclass, 0644, eroce_u32_show, eroce_u32_store),
-	.offset = offsetof(struct eroce_tuning, default_tclass),
-	.min = 0,
-	.max = 255,
-};
-
-EROCE_TUNING_U32(priority_tag, priority_tag, 0, 1);
-
+EROCE_TUNING_U32(min_rto_us, min_rto_us, 0, EROCE_RTO_US_MAX);
+EROCE_TUNING_U32(max_rto_us, max_rto_us, 0, EROCE_RTO_US_MAX);
+EROCE_TUNING_U32(rto_backoff, rto_backoff, 1, 2);
 EROCE_TUNING_U32(adaptive_rto, adaptive_rto, 0, 1);
-
-static ssize_t loss_recovery_show(struct kobject *kobj,
-				  struct kobj_attribute *a, char *buf)
-{
-	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
-
-	return sysfs_emit(buf, "%s\n",
-			  eroce_loss_recovery_names[READ_ONCE(t->loss_recovery)]);
-}
-
-static ssize_t loss_recovery_store(struct kobject *kobj,
-				   struct kobj_attribute *a, const char *buf,
-				   size_t count)
-{
-	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
-	int mode;
-
-	mode = sysfs_match_string(eroce_loss_recovery_names, buf);
-	if (mode < 0)
-		return -EINVAL;
-	mutex_lock(&t->lock);
-	WRITE_ONCE(t->loss_recovery, mode);
-	t->profile = EROCE_PROFILE_CUSTOM;
-	mutex_unlock(&t->lock);
-	return count;
-}
-
-static struct kobj_attribute eroce_attr_loss_recovery = __ATTR_RW(loss_recovery);
-
-static ssize_t cc_show(struct kobject *kobj, struct kobj_attribute *a,
-		       char *buf)
-{
-	return sysfs_emit(buf, "%s\n",
-			  eroce_cc_names[READ_ONCE(eroce_kobj_tuning(kobj)->cc)]);
-}
-
-static ssize_t cc_store(struct kobject *kobj, struct kobj_attribute *a,
-			const char *buf, size_t count)
-{
-	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
-	int cc;
-
-	cc = sysfs_match_string(eroce_cc_names, buf);
-	if (cc < 0)
-		return -EINVAL;
-	mutex_lock(&t->lock);
-	WRITE_ONCE(t->cc, cc);
-	t->profile = EROCE_PROFILE_CUSTOM;
-	mutex_unlock(&t->lock);
-	return count;
-}
-
-static struct kobj_attribute eroce_attr_cc = __ATTR_RW(cc);
-
-static ssize_t ecn_show(struct kobject *kobj, struct kobj_attribute *a,
-			char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(eroce_kobj_tuning(kobj)->ecn));
-}
-
-static ssize_t ecn_store(struct kobject *kobj, struct kobj_attribute *a,
-			 const char *buf, size_t count)
-{
-	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
-	bool val;
-	int err;
-
-	err = kstrtobool(buf, &val);
-	if (err)
-		return -EINVAL;
-	mutex_lock(&t->lock);
-	WRITE_ONCE(t->ecn, val);
-	t->profile = EROCE_PROFILE_CUSTOM;
-	mutex_unlock(&t->lock);
-	return count;
-}
-
-static struct kobj_attribute eroce_attr_ecn = __ATTR_RW(ecn);
+EROCE_TUNING_CHOICE(loss_recovery, loss_recovery);
+EROCE_TUNING_U32(max_inflight_pkts, max_inflight_pkts, 1, EROCE_INFLIGHT_MAX);
+EROCE_TUNING_U32(default_tclass, default_tclass, 0, 255);
+EROCE_TUNING_U32(priority_tag, priority_tag, 0, 1);
+EROCE_TUNING_CHOICE(cc, cc);
+EROCE_TUNING_U32(ecn, ecn, 0, 1);
 
 static ssize_t profile_show(struct kobject *kobj, struct kobj_attribute *a,
 			    char *buf)
@@ -331,14 +259,14 @@ static struct attribute *eroce_tuning_attrs[] = {
 	&eroce_attr_max_rto_us.attr.attr,
 	&eroce_attr_rto_backoff.attr.attr,
 	&eroce_attr_adaptive_rto.attr.attr,
-	&eroce_attr_loss_recovery.attr,
+	&eroce_attr_loss_recovery.attr.attr,
 	&eroce_attr_max_inflight_pkts.attr.attr,
 	&eroce_attr_default_tclass.attr.attr,
 	&eroce_attr_priority_tag.attr.attr,
 	&eroce_attr_max_rate_mbps.attr.attr,
-	&eroce_attr_cc.attr,
+	&eroce_attr_cc.attr.attr,
 	&eroce_attr_cnp_interval_us.attr.attr,
-	&eroce_attr_ecn.attr,
+	&eroce_attr_ecn.attr.attr,
 	&eroce_attr_profile.attr,
 	NULL,
 };

@@ -49,6 +49,7 @@ struct eroce_tuning {
 	u32 max_rate_mbps;		/* device-wide pacing, 0: none */
 	u32 cc;				/* enum eroce_cc */
 	u32 cnp_interval_us;		/* at most one CNP per QP this often */
+	u32 ecn;			/* mark packets ECN capable, ECT(0) */
 	/* DCQCN reaction point, dcqcn/ */
 	u32 dcqcn_g_shift;		/* alpha gain g = 2^-g_shift */
 	u32 dcqcn_alpha_update_us;	/* K: alpha decay period */
@@ -58,7 +59,6 @@ struct eroce_tuning {
 	u32 dcqcn_rate_ai_mbps;		/* additive increase step */
 	u32 dcqcn_rate_hai_mbps;	/* hyper increase step */
 	u32 dcqcn_min_rate_mbps;	/* never cut below */
-	bool ecn;			/* mark packets ECN capable, ECT(0) */
 	enum eroce_profile profile;
 };
 
