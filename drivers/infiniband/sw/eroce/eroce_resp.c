@@ -16,10 +16,12 @@
  * state.  Every address and length from the network is checked against
  * the MR before any byte moves.
  *
- * Read responses can be many packets; they are sent by the QP's work item
- * from a queue of owed responses, and while that queue is not empty every
- * other response (ACK, NAK, atomic ACK) joins it, so responses always
- * leave in PSN order.
+ * Read responses can be many packets; they wait in a queue of owed
+ * responses, the first EROCE_RESP_INLINE_PKTS of them sent at once from
+ * the receive softirq (a short read is answered without a wake-up), the
+ * rest by the QP's work item.  While that queue is not empty every other
+ * response (ACK, NAK, atomic ACK) joins it, so responses always leave in
+ * PSN order.
  *
  * Context: receive softirq (eroce_resp_rcv) and the QP's work item
  * (eroce_resp_run_reads).  Locks: the caller holds qp->eng.lock; the RQ or
@@ -445,6 +447,27 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 	return true;
 }
 
+static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget);
+
+/*
+ * A READ was queued: send the first packets owed from here (receive
+ * softirq), leave the rest to the work item.  Packets of one read may
+ * then leave from two CPUs and overtake each other; the requester
+ * places read responses that come early.
+ */
+static void eroce_resp_answer_reads(struct eroce_qp *qp)
+{
+	struct eroce_qp_engine *eng = &qp->eng;
+	bool more = eroce_resp_send_owed(qp, EROCE_RESP_INLINE_PKTS);
+
+	if (eng->tx_stalled) {
+		eng->tx_stalled = false;
+		eroce_qp_kick_later(qp);
+	} else if (more) {
+		eroce_qp_kick(qp);
+	}
+}
+
 /* queue the responses to a (possibly repeated) READ request */
 static int eroce_resp_read(struct eroce_qp *qp, struct eroce_rx *pkt,
 			   bool duplicate)
@@ -479,7 +502,7 @@ static int eroce_resp_read(struct eroce_qp *qp, struct eroce_rx *pkt,
 	if (!duplicate)
 		eroce_resp_message_done(qp);
 	rsp->msn = qp->eng.resp.msn;
-	eroce_qp_kick(qp);
+	eroce_resp_answer_reads(qp);
 	return 0;
 }
 
@@ -883,10 +906,13 @@ static bool eroce_resp_send_read_pkt(struct eroce_qp *qp,
  * Send owed responses in order, up to a budget.  Returns true when some
  * are left.  Context: the QP's work item.
  */
-bool eroce_resp_run_reads(struct eroce_qp *qp)
+/*
+ * Send owed responses in order, at most @budget read response packets.
+ * Returns true when some are left.
+ */
+static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
-	int budget = EROCE_REQ_BUDGET;
 
 	lockdep_assert_held(&qp->eng.lock);
 	while (!eroce_rsp_queue_empty(resp)) {
@@ -922,6 +948,11 @@ bool eroce_resp_run_reads(struct eroce_qp *qp)
 		resp->rsp_tail++;
 	}
 	return false;
+}
+
+bool eroce_resp_run_reads(struct eroce_qp *qp)
+{
+	return eroce_resp_send_owed(qp, EROCE_REQ_BUDGET);
 }
 
 /* forget every message in progress and every owed response */
