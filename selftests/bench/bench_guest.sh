@@ -29,6 +29,12 @@
 #                       BENCH_MAX_ITERS] (200, 2000), divided among the QPs
 #   BENCH_LAT_ITERS     iterations of the latency tests (default 1000)
 #   BENCH_TCP_SECS      iperf3 duration (default 1)
+#   BENCH_CPU_TESTS     bw tests of the CPU pass (default "ib_send_bw
+#                       ib_read_bw"; empty skips it; perftest has no events
+#                       for WRITE): 64 KiB, 1 QP, with
+#                       completion events, CPU per GiB from the difference
+#                       between a 100-iteration run and one
+#                       BENCH_CPU_ITERS (default 1500) iterations longer
 #   BENCH_SCALE_QPS     QPs per device of the scale check (default 4096,
 #                       0 = skip); eroce1's QPs connect to as many on eroce2,
 #                       rxe1's to each other (rxe loopback)
@@ -60,6 +66,9 @@ MIN_ITERS=${BENCH_MIN_ITERS:-200}
 MAX_ITERS=${BENCH_MAX_ITERS:-2000}
 LAT_ITERS=${BENCH_LAT_ITERS:-1000}
 TCP_SECS=${BENCH_TCP_SECS:-1}
+CPU_TESTS=${BENCH_CPU_TESTS-ib_send_bw ib_read_bw}
+CPU_N1=100
+CPU_ITERS=${BENCH_CPU_ITERS:-1500}
 SCALE_QPS=${BENCH_SCALE_QPS:-4096}
 RUN_T=${BENCH_TIMEOUT:-90}
 BUDGET=${BENCH_BUDGET:-1380}
@@ -287,6 +296,40 @@ lat_run() {
 	csv "$rep" "$mtu" "$p" "$t" 2 1 "$n" "" "" "" "$lat" "$src" "$R_WALL" "$R_BUSY" "" 1
 }
 
+# cpu_run REP MTU PAIR TEST: CPU per GiB of TEST at 64 KiB, 1 QP, without
+# busy polling and without connection setup: two runs with completion
+# events (perftest -e: the processes sleep until a completion), of
+# CPU_N1 and CPU_N1 + CPU_ITERS iterations; the difference of their busy
+# CPU time (whole guest, /proc/stat) over the difference of the bytes
+# moved is what the transfer costs both ends, setup cancelled out.  A
+# row with test "TEST:cpu".  (Busy-polling runs keep the CPUs busy
+# whatever the transport costs, and perftest's --cpu_util printed 0.99%
+# for a polling ib_write_bw client.)
+cpu_run() {
+	local rep=$1 mtu=$2 p=$3 t=$4
+	local nsa nsb deva devb a b ga gb base n b1 b2 w2 gbps size=65536 ok=1
+	eval "nsa=\$NSA_$p nsb=\$NSB_$p deva=\$DEVA_$p devb=\$DEVB_$p a=\$A_$p b=\$B_$p"
+	ga=$(gid_index_of "$deva" "$a") gb=$(gid_index_of "$devb" "$b")
+	for n in "$CPU_N1" $((CPU_N1 + CPU_ITERS)); do
+		base="$t -p $PORT -s $size -e -n $n -F --report_gbits"
+		run_pair "$nsb" "$nsa" "$base -d $devb -x $gb" "$base -d $deva -x $ga $b" "$PORT"
+		[ "$R_RC" = 0 ] && [ -n "$(pt_row)" ] || ok=0
+		b2=$R_BUSY w2=$R_WALL
+		[ "$n" = "$CPU_N1" ] && b1=$b2
+	done
+	if [ $ok = 0 ]; then
+		FAILS=$((FAILS + 1))
+		say "FAIL $p $t CPU pass mtu=$mtu rc=$R_RC: $(tail -n 2 "$TMP/cli.out" | tr '\n' ' ')"
+		csv "$rep" "$mtu" "$p" "$t:cpu" "$size" 1 "" "" "" "" "" fail "$w2" "$b2" "" 0
+		return
+	fi
+	# bytes iters peak avg ...: the long run's average
+	read -r _ _ _ gbps _ <<<"$(pt_row)"
+	csv "$rep" "$mtu" "$p" "$t:cpu" "$size" 1 "$CPU_ITERS" "$((CPU_ITERS * size))" "$gbps" \
+		"" "" events_diff "$w2" "$(awk -v x="$b1" -v y="$b2" 'BEGIN { printf "%.2f", y - x }')" \
+		"$(awk -v x="$b1" -v y="$b2" -v by="$((CPU_ITERS * size))" 'BEGIN { d = y - x; if (d > 0) printf "%.3f", d / (by / 1073741824) }')" 1
+}
+
 # tcp_bw REP MTU PAIR(eroce|rxe) SIZE QPS: iperf3 over that pair's veth
 tcp_bw() {
 	local rep=$1 mtu=$2 p=$3 size=$4 q=$5 nsa nsb a b gbps bytes out
@@ -360,6 +403,10 @@ one_round() {
 	if has_pair tcp && [ -x "$TCP_PP" ]; then
 		for p in eroce rxe; do tcp_lat "$rep" "$mtu" "$p"; done
 	fi
+	for t in $CPU_TESTS; do
+		[ $ERO_OK = 1 ] && has_pair eroce && cpu_run "$rep" "$mtu" eroce "$t"
+		[ $RXE_OK = 1 ] && has_pair rxe && cpu_run "$rep" "$mtu" rxe "$t"
+	done
 }
 
 # ---- scale check -------------------------------------------------------------------
@@ -392,6 +439,7 @@ main() {
 	ktap_plan $nplan
 	say "config: quick=$QUICK reps=$REPS mtus='$MTUS' sizes='$SIZES' qps='$QPS' pairs='$PAIRS'"
 	say "config: bytes/run=$BYTES iters=[$MIN_ITERS,$MAX_ITERS] lat_iters=$LAT_ITERS tcp_secs=$TCP_SECS scale_qps=$SCALE_QPS"
+	say "config: cpu_tests='$CPU_TESTS' cpu_iters=$CPU_ITERS"
 	if run eroce_setup; then ERO_OK=1; ktap_ok eroce_setup
 	else ktap_diag "$LAST_OUT"; ktap_fail eroce_setup; fi
 	if run rxe_pair_setup; then RXE_OK=1; ktap_ok rxe_setup

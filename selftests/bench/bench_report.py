@@ -155,6 +155,24 @@ def main():
                   f"{fmtr(ratio(e, x))}{fmtr(ratio(e, tns))} | {note(mtu, t, 2, 1)}")
                 summ.append([mtu, "lat", t, 2, 1, "lat_us", e, x, tns, tin, ratio(e, x), ratio(e, tns)])
 
+    cpu_tests = [t for t in ("ib_write_bw", "ib_read_bw", "ib_send_bw") if any(k[2] == t + ":cpu" for k in agg)]
+    if cpu_tests:
+        P("")
+        P("== CPU seconds per GiB moved, 64 KiB, 1 QP, completion events (whole guest, both ends;"
+          " long run minus short run) ==")
+        P(f"{'mtu':>5} {'test':<12}|{'Gb/s:e':>8}{'rxe':>8} |{'cpu:e':>8}{'rxe':>8}{'TCPns':>8} |"
+          f"{'e/rxe':>6}{'e/TCP':>6} | notes")
+        for mtu in mtus:
+            cns = get(mtu, "tcp_eroce", "iperf3", 65536, 1, "cpu")
+            for t in cpu_tests:
+                k = t + ":cpu"
+                e, x = get(mtu, "eroce", k, 65536, 1, "gbps"), get(mtu, "rxe", k, 65536, 1, "gbps")
+                ce, cx = get(mtu, "eroce", k, 65536, 1, "cpu"), get(mtu, "rxe", k, 65536, 1, "cpu")
+                P(f"{mtu:>5} {t:<12}|{fmt(e)}{fmt(x)} |{fmt(ce, 8, 2)}{fmt(cx, 8, 2)}{fmt(cns, 8, 2)} |"
+                  f"{fmtr(ratio(ce, cx))}{fmtr(ratio(ce, cns))} | {note(mtu, k, 65536, 1)}")
+                summ.append([mtu, "cpu", t, 65536, 1, "cpu_s_per_gib", ce, cx, cns,
+                             get(mtu, "tcp_rxe", "iperf3", 65536, 1, "cpu"), ratio(ce, cx), ratio(ce, cns)])
+
     scale = os.path.join(out, "scale.txt")
     if os.path.exists(scale) and os.path.getsize(scale):
         kv = defaultdict(dict)
