@@ -56,11 +56,6 @@ static struct sk_buff *eroce_resp_pkt(struct eroce_qp *qp, u8 opcode,
 	return skb;
 }
 
-static int eroce_resp_xmit(struct eroce_qp *qp, struct sk_buff *skb)
-{
-	return eroce_qp_xmit(qp, skb);
-}
-
 static void eroce_resp_send_ack_now(struct eroce_qp *qp, u8 syn, u32 psn,
 				    u32 msn, bool sr)
 {
@@ -74,7 +69,7 @@ static void eroce_resp_send_ack_now(struct eroce_qp *qp, u8 syn, u32 psn,
 			syn, msn);
 	if (sr)
 		eroce_bth_set_sr(eroce_pkt_bth(skb), true);
-	eroce_resp_xmit(qp, skb);
+	eroce_qp_xmit(qp, skb);
 }
 
 static void eroce_resp_send_atomic_ack_now(struct eroce_qp *qp, u32 psn,
@@ -91,7 +86,7 @@ static void eroce_resp_send_atomic_ack_now(struct eroce_qp *qp, u32 psn,
 	eroce_aeth_init(eroce_hdr(info, bth, EROCE_HDR_AETH),
 			eroce_syn_ack(EROCE_AETH_CREDIT_INVALID), msn);
 	eroce_atmack_init(eroce_hdr(info, bth, EROCE_HDR_ATMACK), orig);
-	eroce_resp_xmit(qp, skb);
+	eroce_qp_xmit(qp, skb);
 }
 
 static bool eroce_rsp_queue_empty(const struct eroce_resp *resp)
@@ -896,19 +891,16 @@ static bool eroce_resp_send_read_pkt(struct eroce_qp *qp,
 		return false;
 	}
 	eroce_rate_sent(qp, skb->len);
-	if (eroce_resp_xmit(qp, skb))
+	if (eroce_qp_xmit(qp, skb))
 		return false;		/* dropped on the way out: retry */
 	rsp->sent++;
 	return true;
 }
 
 /*
- * Send owed responses in order, up to a budget.  Returns true when some
- * are left.  Context: the QP's work item.
- */
-/*
  * Send owed responses in order, at most @budget read response packets.
- * Returns true when some are left.
+ * Returns true when some are left.  Context: receive softirq or the QP's
+ * work item.
  */
 static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget)
 {
@@ -950,6 +942,7 @@ static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget)
 	return false;
 }
 
+/* the work item's share of the owed responses: a budget at a time */
 bool eroce_resp_run_reads(struct eroce_qp *qp)
 {
 	return eroce_resp_send_owed(qp, EROCE_REQ_BUDGET);
