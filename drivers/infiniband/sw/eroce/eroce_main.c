@@ -16,6 +16,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "eroce.h"
+#include "eroce_crc32.h"
 
 MODULE_AUTHOR("The eroce developers");
 MODULE_DESCRIPTION("Software RoCEv2 RDMA provider for Ethernet netdevs");
@@ -91,10 +92,11 @@ static int __init eroce_init(void)
 	err = eroce_wq_init();
 	if (err)
 		return err;
+	eroce_crc32_init();
 
 	err = eroce_net_init();
 	if (err)
-		goto err_wq_exit;
+		goto err_crc32_exit;
 
 	err = register_netdevice_notifier(&eroce_netdev_notifier);
 	if (err)
@@ -106,7 +108,8 @@ static int __init eroce_init(void)
 
 err_net_exit:
 	eroce_net_exit();
-err_wq_exit:
+err_crc32_exit:
+	eroce_crc32_exit();
 	eroce_wq_exit();
 	return err;
 }
@@ -118,6 +121,7 @@ static void __exit eroce_exit(void)
 	ib_unregister_driver((enum rdma_driver_id)EROCE_DRIVER_ID);
 	unregister_netdevice_notifier(&eroce_netdev_notifier);
 	eroce_net_exit();
+	eroce_crc32_exit();
 	eroce_wq_exit();
 	pr_info("eroce: unloaded\n");
 }

@@ -4,7 +4,9 @@
  * opcode table, PSN arithmetic, ICRC) use.  In the kernel this only
  * includes the real headers; in userspace (tests/unit, fuzzers) it maps
  * the same names onto libc so that one source builds in both places.
- * crc32_le() is provided by the test build (tests/unit/crc32.c).
+ * crc32_le() is provided by the test build (tests/unit/crc32.c);
+ * eroce_crc32() is the kernel's crypto API crc32 (eroce_crc32.c) or, in
+ * userspace, crc32_le().
  */
 #ifndef EROCE_SHIM_H
 #define EROCE_SHIM_H
@@ -21,6 +23,8 @@
 #include <linux/kernel.h>
 #include <linux/string.h>
 #include <asm/byteorder.h>
+
+u32 eroce_crc32(u32 crc, const void *data, size_t len);
 
 #else /* userspace */
 
@@ -55,6 +59,11 @@ typedef __s32 s32;
 
 /* the kernel's lib/crc32.c contract: no pre- or post-inversion */
 u32 crc32_le(u32 crc, const unsigned char *p, size_t len);
+
+static inline u32 eroce_crc32(u32 crc, const void *data, size_t len)
+{
+	return crc32_le(crc, data, len);
+}
 
 /*
  * The <linux/bitfield.h> helpers eroce uses.  @field is a contiguous
