@@ -11,7 +11,7 @@
 #   expectations    out_has, perftest_ok
 #   counters        stat_get, stat_snap, stat_delta, stat_nonzero
 #   netem           netem_set, netem_clear
-#   capture         cap_start, cap_stop (dumpcap of RoCEv2 frames)
+#   capture         cap_start, cap_stop (dumpcap of RoCEv2 frames), now
 # Every command runs under `timeout`: a hang fails one subtest, not the VM.
 
 : "${RDMA_TMP:=/tmp/eroce-rdma}"
@@ -275,6 +275,11 @@ cap_start() {
 	CAP_PID=$!
 	# dumpcap says so once its filter is attached
 	wait_for 60 grep -q "Capturing on" "$RDMA_TMP/dumpcap.err"
+}
+
+# now: the time as capture timestamps give it (epoch seconds, fraction)
+now() {
+	date +%s.%N
 }
 
 # cap_stop: let the last frames in, stop the capture, flush the file

@@ -62,10 +62,6 @@ cap_stop_decode() {
 	[ -s "$DECODED" ]
 }
 
-now() {
-	date +%s.%N
-}
-
 # tags FROM TO SRC: the distinct "vlan/pcp/dscp" of SRC's frames in the
 # window ("-/-/dscp" for untagged ones), space separated; the connection
 # management MADs (to QP1) travel with the GSI QP's own class and are left

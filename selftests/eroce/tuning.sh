@@ -285,10 +285,6 @@ cap_stop_decode() {
 	[ -s "$DECODED" ]
 }
 
-now() {
-	date +%s.%N
-}
-
 # window FROM TO SRC: decoded frames from SRC sent between FROM and TO
 window() {
 	awk -v a="$1" -v b="$2" -v s="$3" \
