@@ -207,13 +207,20 @@ iters_for() {
 FAILS=0
 VETH_BAD=0
 
+# pair_load PAIR: the caller's nsa nsb deva devb a b (namespaces, devices
+# and addresses of PAIR's client and server side) and ga gb (their GID
+# indexes); the caller declares them local
+pair_load() {
+	eval "nsa=\$NSA_$1 nsb=\$NSB_$1 deva=\$DEVA_$1 devb=\$DEVB_$1 a=\$A_$1 b=\$B_$1"
+	ga=$(gid_index_of "$deva" "$a") gb=$(gid_index_of "$devb" "$b")
+}
+
 # bw_run REP MTU PAIR TEST SIZE QPS
 bw_run() {
 	local rep=$1 mtu=$2 p=$3 t=$4 size=$5 q=$6
 	local nsa nsb deva devb a b ga gb n ccmd scmd row gbps mpps src bytes sw eff ok=1 base
 	local vp0 vp1 lo0 lo1
-	eval "nsa=\$NSA_$p nsb=\$NSB_$p deva=\$DEVA_$p devb=\$DEVB_$p a=\$A_$p b=\$B_$p"
-	ga=$(gid_index_of "$deva" "$a") gb=$(gid_index_of "$devb" "$b")
+	pair_load "$p"
 	n=$(( $(iters_for "$size") / q ))
 	[ $n -lt 5 ] && n=5
 	base="$t -p $PORT -s $size -q $q -F --report_gbits"
@@ -267,8 +274,7 @@ bw_run() {
 lat_run() {
 	local rep=$1 mtu=$2 p=$3 t=$4
 	local nsa nsb deva devb a b ga gb n=$LAT_ITERS base row lat src sw half=2 eff
-	eval "nsa=\$NSA_$p nsb=\$NSB_$p deva=\$DEVA_$p devb=\$DEVB_$p a=\$A_$p b=\$B_$p"
-	ga=$(gid_index_of "$deva" "$a") gb=$(gid_index_of "$devb" "$b")
+	pair_load "$p"
 	base="$t -p $PORT -s 2 -F"
 	run_pair "$nsb" "$nsa" "$base -d $devb -x $gb -n $n" "$base -d $deva -x $ga -n $n $b" "$PORT"
 	row=$(pt_row)
@@ -308,8 +314,7 @@ lat_run() {
 cpu_run() {
 	local rep=$1 mtu=$2 p=$3 t=$4
 	local nsa nsb deva devb a b ga gb base n b1 b2 w2 gbps size=65536 ok=1
-	eval "nsa=\$NSA_$p nsb=\$NSB_$p deva=\$DEVA_$p devb=\$DEVB_$p a=\$A_$p b=\$B_$p"
-	ga=$(gid_index_of "$deva" "$a") gb=$(gid_index_of "$devb" "$b")
+	pair_load "$p"
 	for n in "$CPU_N1" $((CPU_N1 + CPU_ITERS)); do
 		base="$t -p $PORT -s $size -e -n $n -F --report_gbits"
 		run_pair "$nsb" "$nsa" "$base -d $devb -x $gb" "$base -d $deva -x $ga $b" "$PORT"
