@@ -20,9 +20,12 @@
 #     ACK's completer sends it), so almost no system call per message
 #   - ibv_rc_pingpong 64 B: post_recv and poll_cq never enter the kernel:
 #     one system call per message (the SEND's doorbell)
-#   - ibv_rc_pingpong -e (completion events): one read() per event on top,
-#     two per message; arming the CQ is a flag in shared memory; every
-#     message still checked (-c)
+#   - ibv_rc_pingpong -e (completion events): besides the doorbell, one
+#     read() per completion event and nothing else (arming the CQ is a
+#     flag in shared memory; every message still checked (-c)).  Each
+#     message has a send and a receive completion, and one event may
+#     cover both or one, as the two sides' timing decides: between one
+#     and two read() calls per message, the rest at most one
 # A post_recv, poll_cq or req_notify_cq that entered the kernel would add
 # one per message and fail these bounds.
 # The figures go to the KTAP log (Documentation/bench.rst quotes them).
@@ -63,8 +66,15 @@ calls() {
 		srv_cli_diag >&2
 		return 1
 	fi
+	cp "$TRACE" "$TRACE.$n"
 	# the "total" line of strace -c: ... calls [errors] total
 	awk '$NF == "total" { print ($5 ~ /^[0-9]+$/) ? $4 : $3 }' "$TRACE"
+}
+
+# syscall_count N NAME: calls of NAME in the run with N iterations
+syscall_count() {
+	awk -v s="$2" '$NF == s { print $4; f = 1 }
+		END { if (!f) print 0 }' "$TRACE.$1"
 }
 
 # per_msg KIND N1 N2 MAX: one subtest; marginal calls per message <= MAX
@@ -84,7 +94,7 @@ per_msg() {
 		"$r system calls per message, want <= $max"
 }
 
-ktap_plan 7
+ktap_plan 8
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -99,6 +109,32 @@ per_msg write_bw_delayed 1000 20000 0.05
 netem_clear "$NS1" veth1
 netem_clear "$NS2" veth2
 per_msg pingpong 200 2000 1.05
-per_msg pingpong_events 200 2000 2.05
+
+# per_msg_events N1 N2: ibv_rc_pingpong -e; read() per message within
+# 1..2 (one per completion event), everything else at most 1.05
+per_msg_events() {
+	local n1=$1 n2=$2 c1 c2 r1 r2 reads other
+	c1=$(calls pingpong_events "$n1") && c2=$(calls pingpong_events "$n2")
+	if [ -z "${c1:-}" ] || [ -z "${c2:-}" ]; then
+		ktap_fail pingpong_events_reads_per_message "workload failed"
+		ktap_fail pingpong_events_other_syscalls_per_message "workload failed"
+		return
+	fi
+	r1=$(syscall_count "$n1" read)
+	r2=$(syscall_count "$n2" read)
+	reads=$(awk -v a="$r1" -v b="$r2" -v n1="$n1" -v n2="$n2" \
+		'BEGIN { printf "%.3f", (b - a) / (n2 - n1) }')
+	other=$(awk -v a="$((c1 - r1))" -v b="$((c2 - r2))" -v n1="$n1" -v n2="$n2" \
+		'BEGIN { printf "%.3f", (b - a) / (n2 - n1) }')
+	ktap_diag "pingpong_events: $c1 system calls ($r1 read) for $n1 messages, $c2 ($r2 read) for $n2: $reads read and $other others per message"
+	ktap_result pingpong_events_reads_per_message \
+		"$(awk -v r="$reads" 'BEGIN { print (r >= 0.95 && r <= 2.05) ? 0 : 1 }')" \
+		"$reads read() calls per message, want 1..2 (one per completion event)"
+	ktap_result pingpong_events_other_syscalls_per_message \
+		"$(awk -v r="$other" 'BEGIN { print (r <= 1.05) ? 0 : 1 }')" \
+		"$other system calls other than read() per message, want <= 1.05"
+}
+
+per_msg_events 200 2000
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
 ktap_finish

@@ -119,6 +119,7 @@ struct eroce_req {
 struct eroce_rate {
 	struct hrtimer timer;		/* pacing: wakes the work item */
 	u64 next_ns;			/* earliest start of the next packet */
+	bool backlogged;		/* held back since it last ran dry */
 	u32 limit_kbps;			/* IB_QP_RATE_LIMIT */
 	/* DCQCN reaction point: active from a CNP until back at line rate */
 	bool cc_active;
@@ -248,6 +249,7 @@ void eroce_rate_fini(struct eroce_qp *qp);
 void eroce_rate_reset(struct eroce_qp *qp);
 bool eroce_rate_wait(struct eroce_qp *qp);
 void eroce_rate_sent(struct eroce_qp *qp, u32 bytes);
+void eroce_rate_idle(struct eroce_qp *qp);
 void eroce_rate_cnp_rcvd(struct eroce_qp *qp);
 void eroce_rate_ecn_ce(struct eroce_qp *qp);
 u32 eroce_rate_kbps(struct eroce_qp *qp);

@@ -7,7 +7,10 @@
  * (IB_QP_RATE_LIMIT), its DCQCN rate while congestion control is active,
  * and the device's max_rate_mbps; a packet due later than a little
  * slack from now waits for the QP's pacing hrtimer, which kicks the work
- * item.  max_rate_mbps is also a device-wide pacer shared by all QPs.
+ * item.  A QP held back this way is owed its rate however late the timer
+ * and the work item run (up to a second); one that ran dry earns at most
+ * 4 ms of credit.  max_rate_mbps is also a device-wide pacer shared by
+ * all QPs.
  *
  * DCQCN (Zhu et al., SIGCOMM 2015): the notification point answers a
  * packet that arrived with ECN CE by a CNP to the sending QP, at most one
@@ -34,11 +37,15 @@
 /* a packet may start this much before its paced time */
 #define EROCE_PACE_SLACK_NS	(50 * NSEC_PER_USEC)
 /*
- * A late wake-up (the pacing timer, then the work item) is made up for
- * by sending faster for a while, up to this much time: the pacer's
- * memory, and the largest burst an idle QP may start with.
+ * The pacer's memory.  A QP that had nothing to send earns at most
+ * EROCE_PACE_IDLE_NS of credit: the largest burst it may start with.  A
+ * QP the pacer held back is owed its rate: a late wake-up (the pacing
+ * timer, then the work item, on a busy or descheduled CPU) is made up for
+ * by sending faster afterwards, however late it was, up to
+ * EROCE_PACE_BACKLOG_NS.
  */
-#define EROCE_PACE_CREDIT_NS	(4 * NSEC_PER_MSEC)
+#define EROCE_PACE_IDLE_NS	(4 * NSEC_PER_MSEC)
+#define EROCE_PACE_BACKLOG_NS	NSEC_PER_SEC
 /* DCQCN's starting rate when max_rate_mbps sets none */
 #define EROCE_LINE_RATE_KBPS	(10 * 1000 * 1000)
 /* Ethernet header and FCS, IPv4 and UDP headers around a packet */
@@ -76,6 +83,7 @@ void eroce_rate_reset(struct eroce_qp *qp)
 
 	lockdep_assert_held(&qp->eng.lock);
 	r->next_ns = 0;
+	r->backlogged = false;
 	r->cc_active = false;
 	r->stage = 0;
 	r->inc_bytes = 0;
@@ -191,9 +199,23 @@ bool eroce_rate_wait(struct eroce_qp *qp)
 	}
 	if (!due)
 		return false;
+	r->backlogged = true;
 	hrtimer_start(&r->timer, ns_to_ktime(due - EROCE_PACE_SLACK_NS / 2),
 		      HRTIMER_MODE_ABS_SOFT);
 	return true;
+}
+
+/**
+ * eroce_rate_idle() - the QP has nothing more to send
+ * @qp: the QP
+ *
+ * From now on the pacer forgives it only EROCE_PACE_IDLE_NS of the time
+ * it does not use.
+ */
+void eroce_rate_idle(struct eroce_qp *qp)
+{
+	lockdep_assert_held(&qp->eng.lock);
+	qp->eng.rate.backlogged = false;
 }
 
 /**
@@ -206,7 +228,7 @@ void eroce_rate_sent(struct eroce_qp *qp, u32 bytes)
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	struct eroce_rate *r = &qp->eng.rate;
 	u32 kbps, dev = READ_ONCE(edev->tuning.max_rate_mbps) * 1000;
-	u64 now;
+	u64 now, floor;
 
 	lockdep_assert_held(&qp->eng.lock);
 	bytes += EROCE_FRAME_OVERHEAD;
@@ -216,13 +238,13 @@ void eroce_rate_sent(struct eroce_qp *qp, u32 bytes)
 	if (!kbps)
 		return;
 	now = ktime_get_ns();
-	/* an idle QP earns no more credit than EROCE_PACE_CREDIT_NS */
-	r->next_ns = max(r->next_ns, now - EROCE_PACE_CREDIT_NS) +
-		     eroce_rate_cost_ns(bytes, kbps);
+	floor = now - (r->backlogged ? EROCE_PACE_BACKLOG_NS :
+				       EROCE_PACE_IDLE_NS);
+	r->next_ns = max(r->next_ns, floor) + eroce_rate_cost_ns(bytes, kbps);
 	if (dev) {
 		spin_lock(&edev->pace_lock);
 		WRITE_ONCE(edev->pace_next_ns,
-			   max(edev->pace_next_ns, now - EROCE_PACE_CREDIT_NS) +
+			   max(edev->pace_next_ns, floor) +
 			   eroce_rate_cost_ns(bytes, dev));
 		spin_unlock(&edev->pace_lock);
 	}

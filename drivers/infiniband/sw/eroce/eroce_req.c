@@ -904,8 +904,10 @@ bool eroce_req_run(struct eroce_qp *qp)
 			err = eroce_req_fetch_next(qp);
 			if (err == -ENOENT)
 				continue;
-			if (err)
+			if (err) {
+				eroce_rate_idle(qp);
 				return false;
+			}
 		}
 
 		w = eroce_req_swqe(qp, req->cur);
