@@ -50,6 +50,28 @@ deps:
 			--no-install-recommends $$missing; \
 	else echo "all build and test packages are installed"; fi
 
+# the debug-kernel lane (Documentation/testing.rst "Debug kernel"): a
+# KASAN/lockdep/kmemleak/UBSAN kernel built from linux-source-6.1 once,
+# cached in ${EROCE_CACHE:-/var/cache/eroce}; not part of check or CI
+DEB_PKGS_DEBUG := linux-source-6.1 build-essential libelf-dev libssl-dev \
+	bc flex bison rsync xz-utils kmod cpio
+
+.PHONY: deps-debug check-debug
+
+deps-debug:
+	@missing=$$(for p in $(DEB_PKGS_DEBUG); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends $$missing; \
+	else echo "all debug-kernel packages are installed"; fi
+
+check-debug: deps deps-debug
+	scripts/check-debug.sh
+
 unit:
 	$(MAKE) -C tests/unit run
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# run_vm.sh [--show] [--timeout SECS] [--kver KVER] TEST.sh...
+# run_vm.sh [--show] [--timeout SECS] [--kver KVER] [--kernel DIR [--module KO]]
+#           TEST.sh...
 #
 # Runs each test script in its own QEMU guest (TCG, no network device) that
 # boots the Debian kernel installed on this machine and sees the host root
@@ -14,6 +15,17 @@
 # "N passed, N failed".  Guest logs of failed tests stay in out/vm/runs/.
 # A script may ask for a longer test timeout than the default 300 s with a
 # "# vm-timeout: SECS" line among its first 20 lines; --timeout overrides.
+#
+# --kernel DIR (or EROCE_VM_KERNEL=DIR) boots instead the debug kernel that
+# selftests/vm/build-debug-kernel.sh built in DIR, with its own modules, and
+# the eroce.ko built against it (--module KO or EROCE_VM_MODULE, default
+# out/debug/eroce/.../eroce.ko, see scripts/check-debug.sh).  Then the
+# kernel command line has panic_on_warn=1 (a WARN, KASAN or UBSAN report
+# ends the guest, and the test fails), the guest runs kmemleak around each
+# test, every bug report found is copied whole into the KTAP diagnostics,
+# and the test timeouts and the boot margin are multiplied by
+# EROCE_VM_TIMEOUT_MULT (default 3: KASAN and lockdep slow TCG down); the
+# test sees EROCE_DEBUG_KERNEL=1 and EROCE_TIMEOUT_MULT.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -22,18 +34,22 @@ OUT="$ROOT/out/vm"
 # seconds on top of the test timeout for boot, log scan and poweroff
 BOOT_MARGIN=${EROCE_VM_BOOT_MARGIN:-120}
 # kernel messages worth showing when the guest died without a verdict
-SPLAT='WARNING:|BUG:|kernel BUG|Oops|panic|general protection|Call Trace'
+SPLAT='WARNING:|BUG:|kernel BUG|Oops|panic|general protection|Call Trace|UBSAN:'
 
 SHOW=0
 TIMEOUT=300
 TIMEOUT_SET=0
 T=300			# timeout of the test being run
 KVER=
+KERNEL_DIR=${EROCE_VM_KERNEL:-}
+MODULE=${EROCE_VM_MODULE:-}
+DEBUG=0
+MULT=1
 PASSED=0
 FAILED=0
 
 usage() {
-	echo "usage: $0 [--show] [--timeout SECS] [--kver KVER] TEST.sh..." >&2
+	echo "usage: $0 [--show] [--timeout SECS] [--kver KVER] [--kernel DIR [--module KO]] TEST.sh..." >&2
 	exit 2
 }
 
@@ -43,6 +59,8 @@ parse_args() {
 		--show) SHOW=1 ;;
 		--timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; TIMEOUT_SET=1; shift ;;
 		--kver) [ $# -ge 2 ] || usage; KVER=$2; shift ;;
+		--kernel) [ $# -ge 2 ] || usage; KERNEL_DIR=$2; shift ;;
+		--module) [ $# -ge 2 ] || usage; MODULE=$2; shift ;;
 		-h|--help) usage ;;
 		--) shift; break ;;
 		-*) usage ;;
@@ -53,7 +71,29 @@ parse_args() {
 	[ $# -gt 0 ] || usage
 	case "$TIMEOUT" in ''|*[!0-9]*) usage ;; esac
 	TESTS=("$@")
+	if [ -n "$KERNEL_DIR" ]; then
+		debug_kernel
+		return
+	fi
 	[ -n "$KVER" ] || KVER=$(ls /lib/modules 2>/dev/null | sort -V | tail -n 1)
+}
+
+# debug_kernel: boot the kernel built in KERNEL_DIR, in debug mode
+debug_kernel() {
+	KERNEL_DIR=$(cd "$KERNEL_DIR" 2>/dev/null && pwd -P) ||
+		{ echo "run_vm: no kernel directory $KERNEL_DIR" >&2; exit 1; }
+	[ -f "$KERNEL_DIR/done" ] && [ -s "$KERNEL_DIR/vmlinux" ] ||
+		{ echo "run_vm: $KERNEL_DIR: no built kernel (selftests/vm/build-debug-kernel.sh)" >&2; exit 1; }
+	KVER=$(cat "$KERNEL_DIR/kver")
+	MODROOT=$KERNEL_DIR/modules/lib/modules
+	[ -n "$MODULE" ] || MODULE=$ROOT/out/debug/eroce/drivers/infiniband/sw/eroce/eroce.ko
+	MODULE=$(readlink -f "$MODULE")
+	[ -f "$MODULE" ] ||
+		{ echo "run_vm: no $MODULE (eroce.ko for $KVER: scripts/check-debug.sh)" >&2; exit 1; }
+	DEBUG=1
+	MULT=${EROCE_VM_TIMEOUT_MULT:-3}
+	case "$MULT" in ''|*[!0-9]*|0) usage ;; esac
+	BOOT_MARGIN=$((BOOT_MARGIN * MULT))
 }
 
 check_host() {
@@ -61,6 +101,7 @@ check_host() {
 	for t in qemu-system-x86_64 timeout cpio gzip; do
 		command -v "$t" >/dev/null || { echo "run_vm: $t missing (make deps)" >&2; exit 1; }
 	done
+	[ $DEBUG = 0 ] || return 0
 	[ -r "/boot/vmlinuz-$KVER" ] || { echo "run_vm: no /boot/vmlinuz-$KVER" >&2; exit 1; }
 	[ -d "/lib/modules/$KVER/kernel" ] || { echo "run_vm: no /lib/modules/$KVER" >&2; exit 1; }
 }
@@ -69,8 +110,13 @@ check_host() {
 prepare_images() {
 	mkdir -p "$OUT/runs"
 	find "$OUT/runs" -mindepth 1 -maxdepth 1 -mtime +2 -exec rm -rf {} + 2>/dev/null || true
-	VMLINUX="$OUT/vmlinux-$KVER"
 	INITRD="$OUT/initramfs-$KVER.cpio.gz"
+	if [ $DEBUG = 1 ]; then
+		VMLINUX=$KERNEL_DIR/vmlinux
+		"$VMDIR/mkinitramfs.sh" "$KVER" "$INITRD" "$MODROOT"
+		return
+	fi
+	VMLINUX="$OUT/vmlinux-$KVER"
 	if [ ! -s "$VMLINUX" ] || [ "/boot/vmlinuz-$KVER" -nt "$VMLINUX" ]; then
 		"$VMDIR/extract-vmlinux.sh" "/boot/vmlinuz-$KVER" "$VMLINUX.$$"
 		mv "$VMLINUX.$$" "$VMLINUX"
@@ -90,21 +136,28 @@ write_params() {
 		echo "EROCE_TEST=$(squote "$test")"
 		echo "EROCE_TIMEOUT=$T"
 		echo "EROCE_SHOW=$SHOW"
+		if [ $DEBUG = 1 ]; then
+			echo "EROCE_DEBUG_KERNEL=1"
+			echo "EROCE_TIMEOUT_MULT=$MULT"
+			echo "EROCE_VM_MODDIR=$(squote "$MODROOT/$KVER")"
+			echo "EROCE_VM_MODULE=$(squote "$MODULE")"
+		fi
 	} >"$dir/params"
 }
 
 # run_qemu DIR: boot the guest for the test in DIR; returns QEMU's status
 run_qemu() {
 	local dir=$1 limit=$((T + BOOT_MARGIN)) show=()
-	local p9="security_model=none,multidevs=remap"
+	local p9="security_model=none,multidevs=remap" debug=
 
 	[ $SHOW = 1 ] && show=(-serial "file:$dir/stream.log")
+	[ $DEBUG = 1 ] && debug=" panic_on_warn=1"
 	timeout -k 5 "$limit" qemu-system-x86_64 \
 		-accel tcg -cpu qemu64 -smp 2 -m 2G \
 		-nodefaults -no-user-config -nic none -display none -no-reboot \
 		-serial "file:$dir/console.log" "${show[@]}" \
 		-kernel "$VMLINUX" -initrd "$INITRD" \
-		-append "console=ttyS0 panic=-1 quiet rdinit=/init tsc=reliable no_timer_check mitigations=off i8042.noaux i8042.nokbd" \
+		-append "console=ttyS0 panic=-1 quiet rdinit=/init tsc=reliable no_timer_check mitigations=off i8042.noaux i8042.nokbd$debug" \
 		-fsdev "local,id=hostroot,path=/,readonly=on,$p9" \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-fsdev "local,id=result,path=$dir,$p9" \
@@ -134,13 +187,16 @@ indent() {
 
 # verdict DIR QEMU_RC: print the reason the test failed; empty when passed
 verdict() {
-	local dir=$1 qrc=$2 rc
+	local dir=$1 qrc=$2 rc first
 
 	if [ ! -f "$dir/rc" ]; then
 		if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 			echo "QEMU killed: wall-clock limit $((T + BOOT_MARGIN))s exceeded"
 		elif [ -s "$dir/initramfs-error" ]; then
 			echo "guest init failed: $(head -n 1 "$dir/initramfs-error")"
+		elif first=$(awk -f "$VMDIR/reports.awk" "$dir/console.log" 2>/dev/null |
+			head -n 1 | sed 's/^\[[ 0-9.]*\] //') && [ -n "$first" ]; then
+			echo "guest died after a kernel report: $first"
 		else
 			echo "no verdict from the guest (QEMU exit $qrc; crash or panic?)"
 		fi
@@ -162,9 +218,16 @@ diagnostics() {
 	if [ -s "$dir/dmesg.bad" ]; then
 		sed 's/^/# dmesg: /' "$dir/dmesg.bad" | head -n 40
 	fi
+	# the debug kernel's reports, whole (kmemleak's among them)
+	if [ $DEBUG = 1 ] && [ -s "$dir/reports" ]; then
+		sed 's/^/# report: /' "$dir/reports" | head -n 300
+	fi
 	if [ ! -f "$dir/rc" ]; then
 		grep -E "$SPLAT" "$dir/console.log" 2>/dev/null | head -n 20 |
 			sed 's/^/# console splat: /'
+		[ $DEBUG = 0 ] ||
+			awk -f "$VMDIR/reports.awk" "$dir/console.log" 2>/dev/null |
+			head -n 300 | sed 's/^/# console report: /'
 		tail -n 40 "$dir/console.log" 2>/dev/null | sed 's/^/# console: /'
 		tail -n 5 "$dir/qemu.log" 2>/dev/null | sed 's/^/# qemu: /'
 	fi
@@ -182,6 +245,8 @@ test_timeout() {
 	local t=''
 	[ "$TIMEOUT_SET" = 1 ] ||
 		t=$(sed -n '1,20s/^# vm-timeout: *\([0-9][0-9]*\) *$/\1/p' "$1" | head -n 1)
+	# the multiplier of the debug kernel applies to all but --timeout
+	[ "$TIMEOUT_SET" = 1 ] || t=$(( ${t:-$TIMEOUT} * MULT ))
 	echo "${t:-$TIMEOUT}"
 }
 
@@ -218,6 +283,8 @@ main() {
 	prepare_images
 	echo "KTAP version 1"
 	echo "1..${#TESTS[@]}"
+	[ $DEBUG = 0 ] ||
+		echo "# debug kernel $KVER ($KERNEL_DIR), timeouts x$MULT, module $MODULE"
 	for t in "${TESTS[@]}"; do
 		n=$((n + 1))
 		abs=$(readlink -f "$t" 2>/dev/null || echo "$t")

@@ -10,7 +10,19 @@
 #   rc          the test's exit status (written last, after the scan)
 #   dmesg       the kernel log since the test started
 #   dmesg.bad   the lines of that log that fail the test
+#   reports     the kernel bug reports of that log, each whole
+#               (selftests/vm/reports.awk), for the KTAP diagnostics
 # then powers the guest off.  The host runner reads only these files.
+#
+# On the debug kernel (EROCE_DEBUG_KERNEL=1 in params, run_vm.sh --kernel)
+# it first makes the kernel's modules (EROCE_VM_MODDIR, in the kernel's
+# cache directory) /lib/modules/$(uname -r), puts the eroce.ko built for
+# that kernel (EROCE_VM_MODULE) in its updates/ and over the tree's
+# eroce.ko (in the guest's overlay only) and runs depmod, so both insmod of
+# the tree's module and modprobe (rdma-link-eroce) load the debug build.
+# Around the test it runs kmemleak: a scan and a clear before (boot-time
+# suspects are forgotten), two scans 5 s apart after; every object it then
+# reports fails the test and is kept in "kmemleak".
 
 RES=/run/eroce-vm
 
@@ -18,7 +30,10 @@ RES=/run/eroce-vm
 SPLAT='WARNING:|BUG:|kernel BUG|Oops|soft lockup|hung task|blocked for more than|'
 SPLAT+='refcount_t:|list_add corruption|list_del corruption|general protection|'
 SPLAT+='KASAN|UBSAN|Kernel panic|circular locking|recursive locking|'
-SPLAT+='detected stall|unreferenced object|stack-protector|double fault'
+SPLAT+='detected stall|unreferenced object|stack-protector|double fault|'
+SPLAT+='inconsistent lock state|suspicious RCU usage|ODEBUG:|'
+SPLAT+='sleeping function called from invalid context'
+KMEMLEAK=/sys/kernel/debug/kmemleak
 
 poweroff_now() {
 	sync
@@ -45,10 +60,48 @@ setup_env() {
 	. "$RES/params"
 	export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	export HOME=/root TERM=dumb LANG=C.UTF-8 EROCE_ROOT EROCE_VM=1
+	if [ "${EROCE_DEBUG_KERNEL:-0}" = 1 ]; then
+		export EROCE_DEBUG_KERNEL EROCE_TIMEOUT_MULT
+	fi
 	hostname eroce-vm
 	ip link set lo up
 	# boot was quiet; from now on every kernel message reaches console.log
 	sysctl -qw kernel.panic_on_oops=1 kernel.printk="7 4 1 7"
+}
+
+# debug_modules: the debug kernel's modules and eroce.ko where both insmod
+# of the tree's module and modprobe find them
+debug_modules() {
+	local kver dst ko=$EROCE_ROOT/drivers/infiniband/sw/eroce/eroce.ko
+
+	kver=$(uname -r)
+	dst=/lib/modules/$kver
+	[ -d "$EROCE_VM_MODDIR" ] || { echo "no modules in $EROCE_VM_MODDIR"; return 1; }
+	rm -rf "$dst"
+	mkdir -p /lib/modules
+	cp -a "$EROCE_VM_MODDIR" "$dst" || return
+	mkdir -p "$dst/updates"
+	cp "$EROCE_VM_MODULE" "$dst/updates/eroce.ko" || return
+	mkdir -p "${ko%/*}"
+	cp "$EROCE_VM_MODULE" "$ko" || return
+	depmod -a "$kver"
+}
+
+# kmemleak_before: forget the suspects of the boot
+kmemleak_before() {
+	[ -w "$KMEMLEAK" ] || return 0
+	echo scan >"$KMEMLEAK"
+	echo clear >"$KMEMLEAK"
+}
+
+# kmemleak_after: what the test leaked, into $RES/kmemleak; objects are
+# reported only when older than 5 s and seen unreferenced by two scans
+kmemleak_after() {
+	[ -w "$KMEMLEAK" ] || return 0
+	echo scan >"$KMEMLEAK"
+	sleep 5
+	echo scan >"$KMEMLEAK"
+	cat "$KMEMLEAK" >"$RES/kmemleak"
 }
 
 # run_test: run the test, its output to $RES/output (and ttyS1 if --show)
@@ -66,18 +119,31 @@ run_test() {
 }
 
 main() {
-	local rc
+	local rc setup_err=
 
 	mount_fs
 	setup_env
+	if [ "${EROCE_DEBUG_KERNEL:-0}" = 1 ]; then
+		debug_modules >"$RES/debug-setup" 2>&1 ||
+			setup_err="debug kernel setup failed: $(tail -n 1 "$RES/debug-setup")"
+		kmemleak_before
+	fi
 	dmesg >"$RES/boot.dmesg"
 	dmesg -C
 	echo "eroce-vm: running $EROCE_TEST (timeout ${EROCE_TIMEOUT}s)"
 	run_test
 	rc=$?
 	[ $rc = 124 ] && echo "# timed out after ${EROCE_TIMEOUT}s" >>"$RES/output"
+	[ "${EROCE_DEBUG_KERNEL:-0}" = 1 ] && kmemleak_after
 	dmesg >"$RES/dmesg"
 	grep -E "$SPLAT" "$RES/dmesg" >"$RES/dmesg.bad"
+	[ -z "$setup_err" ] || echo "$setup_err" >>"$RES/dmesg.bad"
+	awk -f "$EROCE_ROOT/selftests/vm/reports.awk" "$RES/dmesg" >"$RES/reports"
+	if [ -s "$RES/kmemleak" ]; then
+		grep 'unreferenced object' "$RES/kmemleak" |
+			sed 's/^/kmemleak: /' >>"$RES/dmesg.bad"
+		cat "$RES/kmemleak" >>"$RES/reports"
+	fi
 	echo "$rc" >"$RES/rc.tmp"
 	mv "$RES/rc.tmp" "$RES/rc"
 	echo "eroce-vm: test exited with $rc"

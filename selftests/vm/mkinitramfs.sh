@@ -1,11 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# mkinitramfs.sh KVER OUT: build the test guest's initramfs (a gzipped newc
-# cpio) at OUT.  It holds busybox-static, selftests/vm/initramfs-init as
+# mkinitramfs.sh KVER OUT [MODROOT]: build the test guest's initramfs (a
+# gzipped newc cpio) at OUT.  It holds busybox-static, selftests/vm/initramfs-init as
 # /init, and the modules needed to mount the host root over virtio-9p under
 # an overlay (virtio_pci, 9pnet_virtio, 9p, overlay and their dependencies),
 # numbered in modules.dep order so /init can insmod them in sequence.
+# The modules come from MODROOT/KVER (MODROOT defaults to /lib/modules; the
+# debug kernel's are in its cache directory); those built in, listed in
+# modules.builtin, are left out, so a kernel with all four built in gets an
+# initramfs without modules.
 # The image is rebuilt only when one of its inputs changed (OUT.key).
 set -eu
 
@@ -57,18 +61,18 @@ copy_module() {
 }
 
 input_key() {
-	local kver=$1 bb=$2 paths=$3
+	local dir=$1 bb=$2 paths=$3
 	{
-		echo "$kver $bb $WANTED"
+		echo "$dir $bb $WANTED"
 		cat "$HERE/initramfs-init" "$0"
 		sha256sum "$bb"
 		echo "$paths"
-		stat -c '%Y %s' "/lib/modules/$kver/modules.dep"
+		stat -c '%Y %s' "$dir/modules.dep"
 	} | sha256sum | cut -d' ' -f1
 }
 
 build() {
-	local kver=$1 out=$2 bb=$3 paths=$4 i=0 p
+	local dir=$1 out=$2 bb=$3 paths=$4 i=0 p
 
 	STAGE=$(mktemp -d "${out}.stage.XXXXXX")
 	trap 'rm -rf "$STAGE"' EXIT
@@ -80,7 +84,7 @@ build() {
 	chmod 755 "$stage/init"
 	for p in $paths; do
 		i=$((i + 1))
-		copy_module "/lib/modules/$kver/$p" \
+		copy_module "$dir/$p" \
 			"$stage/mod/$(printf %02d $i)-$(basename "${p%%.ko*}").ko"
 	done
 	(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) |
@@ -89,7 +93,7 @@ build() {
 }
 
 main() {
-	local kver=$1 out=$2 dir="/lib/modules/$1" bb paths key m p list=()
+	local out=$2 dir="${3:-/lib/modules}/$1" bb paths key m p list=()
 
 	bb=$(find_busybox)
 	for m in $WANTED; do
@@ -101,12 +105,12 @@ main() {
 		fi
 		list+=("$p")
 	done
-	paths=$(mod_order "$dir" "${list[@]}")
-	key=$(input_key "$kver" "$bb" "$paths")
+	paths=$(mod_order "$dir" ${list[@]+"${list[@]}"})
+	key=$(input_key "$dir" "$bb" "$paths")
 	if [ -s "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
 		return
 	fi
-	build "$kver" "$out" "$bb" "$paths"
+	build "$dir" "$out" "$bb" "$paths"
 	echo "$key" >"$out.key"
 }
 

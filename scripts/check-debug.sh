@@ -1,0 +1,166 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-debug.sh [TEST.sh...]: the debug-kernel lane, what `make
+# check-debug` runs (after `make deps deps-debug`).  Not part of `make
+# check` or CI.
+#   kernel  selftests/vm/build-debug-kernel.sh: the debug kernel (KASAN,
+#           lockdep, kmemleak, UBSAN, debugobjects, fault injection,
+#           KUnit), built once and cached outside the tree
+#   module  eroce.ko built with W=1 against that kernel, from a copy of
+#           the sources in out/debug/eroce (Kbuild writes its objects next
+#           to the sources: the tree's own build is left alone), and the
+#           KUnit module of tests/kunit likewise in out/debug/kunit
+#   tools   the provider and the selftest programs (`make provider tools`)
+#   vm      selftests/run_vm.sh --kernel on selftests/eroce/*.sh (or the
+#           TEST.sh given) and tests/kunit/kunit.sh
+# Each build step is one test (a non-zero exit or a warning fails it); the
+# vm stage adds its "N passed, N failed".  The last line is the sum, and
+# the exit status is non-zero on any failure.  Logs in out/check-debug/.
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
+LOG="$ROOT/out/check-debug"
+SCRATCH="$ROOT/out/debug"
+PASSED=0
+FAILED=0
+KDIR=
+
+say() { echo "# check-debug: $*"; }
+
+count() {
+	PASSED=$((PASSED + $1))
+	FAILED=$((FAILED + $2))
+}
+
+# one_step NAME LOG CMD...: a build step; 1 passed or 1 failed
+one_step() {
+	local name=$1 log=$2; shift 2
+	local rc=0 start=$SECONDS
+
+	"$@" >"$log" 2>&1 || rc=$?
+	if [ $rc != 0 ]; then
+		say "$name: FAILED (exit status $rc, log ${log#"$ROOT"/}):"
+		grep -E 'error:|Error [0-9]|build-debug-kernel:' "$log" | head -n 10 | sed 's/^/#   /'
+		count 0 1
+		return 1
+	elif grep -Eiq '(^|[^a-z])warning:' "$log"; then
+		say "$name: FAILED (warnings):"
+		grep -Ei '(^|[^a-z])warning:' "$log" | sed 's/^/#   /'
+		count 0 1
+		return 1
+	fi
+	say "$name: ok ($((SECONDS - start)) s)"
+	count 1 0
+}
+
+# kernel: the cached debug kernel; KDIR is its cache directory
+stage_kernel() {
+	local out=$LOG/kernel.out
+
+	local rc=0 start=$SECONDS
+
+	# the kernel's own warnings are not this project's: only the status
+	"$ROOT/selftests/vm/build-debug-kernel.sh" >"$out" 2>"$LOG/kernel.log" || rc=$?
+	if [ $rc != 0 ]; then
+		say "debug kernel: FAILED (exit status $rc, log ${LOG#"$ROOT"/}/kernel.log):"
+		grep -E 'error:|Error [0-9]|build-debug-kernel:' "$LOG/kernel.log" |
+			tail -n 20 | sed 's/^/#   /'
+		count 0 1
+		return 1
+	fi
+	count 1 0
+	KDIR=$(tail -n 1 "$out")
+	say "debug kernel: ok ($((SECONDS - start)) s)"
+	say "debug kernel $(cat "$KDIR/kver") in $KDIR (built in $(cat "$KDIR/build.time") s)"
+}
+
+# build_ext DEST SUBDIR SRC...: copy SRC (paths relative to the tree) to
+# DEST and build DEST/SUBDIR there as an external module of the debug
+# kernel (objects of earlier runs are kept: the build is incremental)
+build_ext() {
+	local dest=$1 sub=$2; shift 2
+
+	mkdir -p "$dest"
+	(cd "$ROOT" && rsync -aR --delete --exclude='*.o' --exclude='*.ko' \
+		--exclude='*.mod' --exclude='*.mod.c' --exclude='.*.cmd' \
+		--exclude='modules.order' --exclude='Module.symvers' \
+		--exclude='build/' "$@" "$dest/") &&
+		nice -n 10 make -C "$KDIR/src" M="$dest${sub:+/$sub}" W=1 -j2 modules
+}
+
+stage_module() {
+	one_step "eroce.ko (debug kernel, W=1)" "$LOG/module.log" \
+		build_ext "$SCRATCH/eroce" "" Kbuild drivers include
+	if [ -f "$ROOT/tests/kunit/Kbuild" ]; then
+		one_step "KUnit module (debug kernel, W=1)" "$LOG/kunit.log" \
+			build_ext "$SCRATCH/kunit" tests/kunit tests/kunit \
+			tests/unit/icrc_vectors.h drivers/infiniband/sw/eroce include
+	fi
+}
+
+stage_tools() {
+	one_step "provider and selftest tools" "$LOG/tools.log" \
+		make -C "$ROOT" provider tools
+}
+
+# summed STAGE LOG RC: add the stage's closing "N passed, N failed" line
+summed() {
+	local stage=$1 log=$2 rc=$3 last p f
+
+	last=$(tail -n 1 "$log")
+	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		p=${BASH_REMATCH[1]}
+		f=${BASH_REMATCH[2]}
+		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+			say "$stage: exit status $rc with no failed test: counted as a failure"
+			f=1
+		fi
+		count "$p" "$f"
+		say "$stage: $p passed, $f failed"
+	else
+		say "$stage: FAILED (exit status $rc, no 'N passed, N failed' line)"
+		count 0 1
+	fi
+}
+
+stage_vm() {
+	local rc=0 tests=("$@") start=$SECONDS
+
+	if [ ${#tests[@]} = 0 ]; then
+		tests=("$ROOT"/selftests/eroce/*.sh)
+		[ -f "$ROOT/tests/kunit/kunit.sh" ] && tests+=("$ROOT/tests/kunit/kunit.sh")
+	fi
+	"$ROOT/selftests/run_vm.sh" --kernel "$KDIR" \
+		--module "$SCRATCH/eroce/drivers/infiniband/sw/eroce/eroce.ko" \
+		"${tests[@]}" 2>&1 | tee "$LOG/vm.log" || rc=$?
+	summed vm "$LOG/vm.log" $rc
+	say "vm: $((SECONDS - start)) s"
+}
+
+main() {
+	local start=$SECONDS
+
+	mkdir -p "$LOG" "$SCRATCH"
+	say "debug kernel"
+	if stage_kernel; then
+		say "modules"
+		stage_module
+		say "tools"
+		stage_tools
+		if [ "$FAILED" = 0 ]; then
+			say "VM tests on the debug kernel"
+			stage_vm "$@"
+		else
+			say "vm: FAILED (not run: a build step failed)"
+			count 0 1
+		fi
+	else
+		say "modules, tools, vm: not run (no debug kernel)"
+	fi
+	say "$((SECONDS - start)) s in all"
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" = 0 ]
+}
+
+main "$@"
