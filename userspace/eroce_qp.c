@@ -227,6 +227,31 @@ static void eroce_write_send_wr(struct eroce_qp *qp,
 	}
 }
 
+/*
+ * IBA 10.8.2: send work may be posted in RTS, SQD, SQE and ERR (where it
+ * is flushed), receive work in any state but RESET; the kernel refuses
+ * the same for kernel QPs.  ibqp->state is what libibverbs recorded from
+ * the last successful ibv_modify_qp(); the engines may have moved the QP
+ * to ERR since, where posting is allowed.
+ */
+static bool eroce_sq_state_ok(const struct ibv_qp *ibqp)
+{
+	switch (ibqp->state) {
+	case IBV_QPS_RTS:
+	case IBV_QPS_SQD:
+	case IBV_QPS_SQE:
+	case IBV_QPS_ERR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool eroce_rq_state_ok(const struct ibv_qp *ibqp)
+{
+	return ibqp->state != IBV_QPS_RESET;
+}
+
 int eroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr)
 {
@@ -237,7 +262,7 @@ int eroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	size_t inline_len;
 	int ret = 0, db;
 
-	if (!sq->map) {
+	if (!sq->map || !eroce_sq_state_ok(ibqp)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -311,7 +336,7 @@ int eroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t start;
 	int ret = 0;
 
-	if (!rq->map) {
+	if (!rq->map || !eroce_rq_state_ok(ibqp)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -533,7 +558,8 @@ static void wr_start(struct ibv_qp_ex *ibqp)
 	struct eroce_qp *qp = qp_ex_to_eqp(ibqp);
 
 	pthread_spin_lock(&qp->sq.lock);
-	qp->wr_err = qp->sq.map ? 0 : EINVAL;
+	qp->wr_err = qp->sq.map && eroce_sq_state_ok(&ibqp->qp_base) ?
+		     0 : EINVAL;
 	qp->wr_start_head = qp->sq.head;
 	qp->cur_wqe = NULL;
 }

@@ -60,6 +60,7 @@ static struct eroce_qp *fake_qp(enum ibv_qp_type type)
 	struct eroce_qp *qp = calloc(1, sizeof(*qp));
 
 	qp->vqp.qp.qp_type = type;
+	qp->vqp.qp.state = IBV_QPS_RTS;
 	qp->max_send_sge = 4;
 	qp->max_inline = 128;
 	qp->max_recv_sge = 2;
@@ -193,6 +194,45 @@ static void test_free_running_indices(void)
 	EXPECT(ok == 4);
 	EXPECT(qp->rq.ctrl->producer == 2);
 
+	free_ring(&qp->sq);
+	free_ring(&qp->rq);
+	free(qp);
+}
+
+/* the states IBA 10.8.2 allows posting in, as libibverbs recorded them */
+static void test_post_state(void)
+{
+	struct eroce_qp *qp = fake_qp(IBV_QPT_RC);
+	struct ibv_qp_ex *qx = &qp->vqp.qp_ex;
+	struct ibv_qp *ibqp = &qp->vqp.qp;
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *sbad = NULL;
+	struct ibv_recv_wr rwr = { .wr_id = 1 }, *rbad = NULL;
+
+	eroce_qp_set_ex_ops(qp, IBV_QP_EX_WITH_SEND);
+
+	ibqp->state = IBV_QPS_RESET;
+	EXPECT(eroce_post_recv(ibqp, &rwr, &rbad) == EINVAL && rbad == &rwr);
+	EXPECT(eroce_post_send(ibqp, &swr, &sbad) == EINVAL && sbad == &swr);
+	EXPECT(qp->rq.ctrl->producer == 0 && qp->sq.ctrl->producer == 0);
+
+	ibqp->state = IBV_QPS_INIT;
+	EXPECT(eroce_post_recv(ibqp, &rwr, &rbad) == 0);
+	EXPECT(qp->rq.ctrl->producer == 1);
+	sbad = NULL;
+	EXPECT(eroce_post_send(ibqp, &swr, &sbad) == EINVAL && sbad == &swr);
+	qx->wr_start(qx);
+	qx->wr_send(qx);
+	EXPECT(qx->wr_complete(qx) == EINVAL);
+
+	ibqp->state = IBV_QPS_RTR;
+	sbad = NULL;
+	EXPECT(eroce_post_send(ibqp, &swr, &sbad) == EINVAL && sbad == &swr);
+	EXPECT(qp->sq.ctrl->producer == 0);
+
+	/* in ERR the kernel flushes what is posted */
+	ibqp->state = IBV_QPS_ERR;
+	EXPECT(eroce_post_send(ibqp, &swr, &sbad) == 0);
+	EXPECT(qp->sq.ctrl->producer == 1);
 	free_ring(&qp->sq);
 	free_ring(&qp->rq);
 	free(qp);
@@ -418,6 +458,7 @@ int main(void)
 	test_free_running_indices();
 	test_post_recv();
 	test_wr_api();
+	test_post_state();
 	test_cq();
 	test_srq();
 	printf("%d passed, %d failed\n", passed, failed);

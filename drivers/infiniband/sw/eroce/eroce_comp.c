@@ -34,9 +34,9 @@ static struct eroce_swqe *eroce_comp_oldest_sent(struct eroce_qp *qp)
 	struct eroce_req *req = &qp->eng.req;
 	struct eroce_swqe *w;
 
-	if (req->tail == req->head)
+	if (qp->sq.consumer == req->head)
 		return NULL;
-	w = eroce_comp_swqe(qp, req->tail);
+	w = eroce_comp_swqe(qp, qp->sq.consumer);
 	return w->psn_valid ? w : NULL;
 }
 
@@ -160,7 +160,7 @@ static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn, bool sr)
 	eroce_comp_ack_until(qp, psn);
 	if (eroce_comp_oldest_sent(qp))
 		eroce_req_complete_tail(qp, status);
-	eroce_qp_fatal(qp);
+	eroce_qp_fatal(qp, 0);
 }
 
 static void eroce_comp_rnr(struct eroce_qp *qp, u32 psn, u8 syn)
@@ -177,7 +177,7 @@ static void eroce_comp_rnr(struct eroce_qp *qp, u32 psn, u8 syn)
 			if (eroce_comp_oldest_sent(qp))
 				eroce_req_complete_tail(qp,
 							IB_WC_RNR_RETRY_EXC_ERR);
-			eroce_qp_fatal(qp);
+			eroce_qp_fatal(qp, 0);
 			return;
 		}
 		req->rnr_retry_left--;
@@ -251,7 +251,7 @@ static struct eroce_swqe *eroce_comp_read_entry(struct eroce_qp *qp, u32 psn)
 		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
 	}
 
-	for (i = req->tail; i != req->head; i++) {
+	for (i = qp->sq.consumer; i != req->head; i++) {
 		struct eroce_swqe *w = eroce_comp_swqe(qp, i);
 
 		if (!w->psn_valid || eroce_psn_before(psn, w->first_psn))
@@ -339,10 +339,10 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 	    (!(pkt->info->flags & EROCE_OPF_END) && pkt->paylen != mtu) ||
 	    ((pkt->info->flags & EROCE_OPF_END) &&
 	     off + pkt->paylen != w->length)) {
-		while (eroce_comp_swqe(qp, req->tail) != w)
+		while (eroce_comp_swqe(qp, qp->sq.consumer) != w)
 			eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
 		eroce_req_complete_tail(qp, IB_WC_BAD_RESP_ERR);
-		eroce_qp_fatal(qp);
+		eroce_qp_fatal(qp, 0);
 		return 0;
 	}
 
@@ -353,10 +353,10 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 		err = eroce_sge_copy(&edev->res, qp->ibqp.pd, &it, pkt->payload,
 				     pkt->paylen, true);
 	if (err) {
-		while (eroce_comp_swqe(qp, req->tail) != w)
+		while (eroce_comp_swqe(qp, qp->sq.consumer) != w)
 			eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
 		eroce_req_complete_tail(qp, IB_WC_LOC_PROT_ERR);
-		eroce_qp_fatal(qp);
+		eroce_qp_fatal(qp, 0);
 		return 0;
 	}
 	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
@@ -396,7 +396,7 @@ static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 		   w->wqe->opcode != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD))
 		return -EINVAL;
 
-	if (w != eroce_comp_swqe(qp, req->tail))
+	if (w != eroce_comp_swqe(qp, qp->sq.consumer))
 		return -EINVAL;		/* an earlier read is still open */
 	orig = eroce_atmack_orig(ack);
 	eroce_sge_iter_init(&it, (const struct eroce_sge *)(w->wqe + 1),
@@ -407,7 +407,7 @@ static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 	req->backoff = 0;
 	eroce_req_complete_tail(qp, err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS);
 	if (err) {
-		eroce_qp_fatal(qp);
+		eroce_qp_fatal(qp, 0);
 		return 0;
 	}
 	eroce_comp_retire(qp);
@@ -423,7 +423,7 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	struct eroce_dev *edev = pkt->edev;
 	struct eroce_req *req = &qp->eng.req;
-	u32 una = req->una_psn, tail = req->tail;
+	u32 una = req->una_psn, tail = qp->sq.consumer;
 	int err = 0;
 
 	lockdep_assert_held(&qp->eng.lock);
@@ -462,7 +462,7 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 	 * Only progress restarts the retransmit timer: a peer repeating
 	 * the same ACK must not keep a stuck QP from timing out.
 	 */
-	if (req->una_psn != una || req->tail != tail || !req->timer_armed ||
+	if (req->una_psn != una || qp->sq.consumer != tail || !req->timer_armed ||
 	    req->rnr_wait)
 		eroce_req_progress(qp);
 	/*

@@ -141,8 +141,13 @@ int eroce_cq_post(struct eroce_cq *cq, const struct eroce_cqe *cqe,
 		return -EOVERFLOW;
 	}
 
-	/* the CQE is visible before the arm bits are read (ABI) */
+	/*
+	 * The CQE is visible before the arm bits are read (ABI).  A CQ
+	 * armed for solicited completions also hears of every unsuccessful
+	 * one (IBA 11.4.2.2).
+	 */
 	smp_mb();
+	solicited |= cqe->status != IB_WC_SUCCESS;
 	if (eroce_cq_disarm(cq, solicited) && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	return 0;

@@ -51,11 +51,11 @@ struct eroce_rsp {
 	u32 sent;			/* READ: packets sent */
 	u64 va;				/* READ */
 	u32 length;			/* READ */
+	u32 rkey;			/* READ: looked up again per packet */
 	u32 msn;
 	u8 syn;				/* ACK */
 	bool sr;			/* ACK: a NAK with packets kept after it */
 	u64 orig;			/* ATOMIC */
-	struct eroce_mr *mr;		/* READ: reference held */
 };
 
 /*
@@ -89,7 +89,7 @@ struct eroce_req {
 	u32 cur_offset;			/* bytes of cur sent */
 	u32 psn;			/* next PSN to send */
 	u32 max_psn;			/* beyond the highest PSN ever sent */
-	u32 tail;			/* oldest entry not completed */
+	/* the oldest entry not completed is the SQ's consumer index */
 	u32 una_psn;			/* oldest unacknowledged PSN */
 	u32 since_ackreq;
 	u8 retry_left;
@@ -175,8 +175,12 @@ struct eroce_resp {
 	void *rwqe;			/* kernel copy, rwqe_size bytes */
 	u32 rwqe_size;
 	u32 rcv_len;
-	/* RDMA WRITE in progress */
-	struct eroce_mr *wr_mr;		/* reference held */
+	/*
+	 * RDMA WRITE in progress.  The MR is looked up by wr_rkey for each
+	 * packet, never held from one to the next: a deregistered or
+	 * invalidated key fails the next packet at once.
+	 */
+	u32 wr_rkey;
 	u64 wr_va;
 	u32 wr_left;
 	u32 wr_len;
@@ -195,8 +199,9 @@ struct eroce_qp_engine {
 	struct delayed_work work;	/* requester and read responder */
 	int cpu;			/* where the work runs: in order */
 	bool dead;			/* QP being destroyed: no new work */
-	bool flush_pending;		/* fatal error: flush the rings */
 	bool tx_stalled;		/* a packet was dropped on the way out */
+	bool comm_est;			/* IB_EVENT_COMM_EST raised (RTR) */
+	bool sqd_notify;		/* IB_EVENT_SQ_DRAINED still owed */
 	struct dst_cache route;		/* route of attrs.av, per CPU */
 	struct eroce_req req;
 	struct eroce_resp resp;
@@ -213,12 +218,17 @@ int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq);
 void eroce_qp_engine_free(struct eroce_qp *qp);
 void eroce_qp_engine_fini(struct eroce_qp *qp);
 void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
-			    enum ib_qp_state next);
+			    enum ib_qp_state next, struct eroce_rsp **rsp,
+			    u32 rsp_size);
 void eroce_qp_kick(struct eroce_qp *qp);
 void eroce_qp_kick_later(struct eroce_qp *qp);
 void eroce_qp_doorbell(struct eroce_qp *qp);
+void eroce_qp_flush_locked(struct eroce_qp *qp);
 void eroce_qp_engine_flush(struct eroce_qp *qp);
-void eroce_qp_fatal(struct eroce_qp *qp);
+void eroce_qp_fatal(struct eroce_qp *qp, enum ib_event_type event);
+void eroce_qp_event(struct eroce_qp *qp, enum ib_event_type type);
+void eroce_qp_rcvd(struct eroce_qp *qp);
+void eroce_req_check_drained(struct eroce_qp *qp);
 
 /* eroce_req.c */
 bool eroce_req_run(struct eroce_qp *qp);

@@ -5,6 +5,12 @@
  * Registration and deregistration run in process context; eroce_mr_get/put
  * run in any context.  Locks: the xa_lock of eroce_res.mr_xa for numbering
  * and removal; lookups run under RCU, which is why MRs are kfree_rcu()'d.
+ *
+ * A key dies at once: deregistration removes it from mr_xa, so the next
+ * packet or SGE that names it fails its lookup (the responder NAKs it).
+ * The engines look an MR up for each packet and hold it only for that
+ * copy, never from one packet of a message to the next: dereg waits for
+ * a copy in progress at most, whatever the peer does.
  */
 #include <linux/mm.h>
 #include <linux/random.h>

@@ -5,11 +5,13 @@
  *
  * create/modify/query/destroy run in process context; post_send,
  * post_recv, eroce_qp_get/put and eroce_qp_flush run in any context.
- * Locks: qp->state_lock (interrupts off) guards the attributes; the SQ/RQ
- * producer_lock serialises kernel posting, the consumer_lock the flush and
- * the engines' consumption.  No two of them nest here; the engines take
- * them inside qp->eng.lock (eroce_engine.h).  The flushes here post CQEs
- * with none of them held.  QPNs come from eroce_res.qp_xa
+ * Locks: modify_qp changes the attributes with both qp->eng.lock (which
+ * stops the engines, eroce_qp_engine_modify()) and qp->state_lock
+ * (interrupts off) held, so the engines read them under the one and
+ * query_qp under the other; the SQ/RQ producer_lock serialises kernel
+ * posting, the consumer_lock the flush and the engines' consumption, both
+ * inside qp->eng.lock where the engines take them.  The flushes post each
+ * CQE with no ring lock held.  QPNs come from eroce_res.qp_xa
  * (its xa_lock); lookups run under RCU, and destroy waits for a grace
  * period before the QP can be freed.
  */
@@ -305,20 +307,24 @@ static void eroce_qp_apply_attr(struct eroce_qp *qp,
 		WRITE_ONCE(a->state, attr->qp_state);
 }
 
-/* QP back to RESET: whatever is still queued is dropped without CQEs */
-static void eroce_qp_discard(struct eroce_qp *qp)
+/*
+ * A larger array of owed responses for a QP entering RTR (room for every
+ * read the peer may have outstanding), allocated before the engines stop;
+ * NULL when the present one is large enough or there is no memory (the
+ * responder then answers what fits and the requester retries the rest).
+ */
+static struct eroce_rsp *eroce_qp_rsp_alloc(struct eroce_qp *qp,
+					    const struct ib_qp_attr *attr,
+					    int mask, u32 *size)
 {
-	struct eroce_ring *rings[] = { &qp->sq, &qp->rq };
-	unsigned long flags;
-	int i;
+	u32 rd = (mask & IB_QP_MAX_DEST_RD_ATOMIC) ? attr->max_dest_rd_atomic :
+		 READ_ONCE(qp->attrs.max_dest_rd_atomic);
 
-	for (i = 0; i < ARRAY_SIZE(rings); i++) {
-		if (!rings[i]->ctrl)
-			continue;
-		spin_lock_irqsave(&rings[i]->consumer_lock, flags);
-		eroce_ring_consume_discard(rings[i]);
-		spin_unlock_irqrestore(&rings[i]->consumer_lock, flags);
-	}
+	*size = roundup_pow_of_two(2 * (EROCE_RSP_EXTRA + rd));
+	if (!(mask & IB_QP_STATE) || attr->qp_state != IB_QPS_RTR ||
+	    *size <= qp->eng.resp.rsp_size)
+		return NULL;
+	return kcalloc(*size, sizeof(struct eroce_rsp), GFP_KERNEL);
 }
 
 int eroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -328,8 +334,10 @@ int eroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct eroce_qp *qp = to_eroce_qp(ibqp);
 	enum ib_qp_state cur, next;
 	struct eroce_av av = {};
+	struct eroce_rsp *rsp;
 	bool publish = false;
 	unsigned long flags;
+	u32 rsp_size;
 	int err;
 
 	err = eroce_qp_check_attr(attr, mask);
@@ -341,7 +349,13 @@ int eroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if (err)
 			return err;
 	}
+	rsp = eroce_qp_rsp_alloc(qp, attr, mask, &rsp_size);
 
+	/*
+	 * The engines stop here: the attributes, the state and what the
+	 * engines keep change together (eroce_qp_engine_modify()).
+	 */
+	spin_lock_bh(&qp->eng.lock);
 	spin_lock_irqsave(&qp->state_lock, flags);
 	cur = qp->attrs.state;
 	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
@@ -353,7 +367,9 @@ int eroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type,
 				mask & ~IB_QP_RATE_LIMIT)) {
 		spin_unlock_irqrestore(&qp->state_lock, flags);
+		spin_unlock_bh(&qp->eng.lock);
 		eroce_av_release(&av);
+		kfree(rsp);
 		return -EINVAL;
 	}
 
@@ -366,21 +382,20 @@ int eroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	/* the AV this one replaced, if any, and its routes */
-	eroce_av_release(&av);
-	if (mask & IB_QP_AV) {
-		spin_lock_bh(&qp->eng.lock);
+	if (mask & IB_QP_AV)
 		eroce_qp_route_forget(qp);
-		spin_unlock_bh(&qp->eng.lock);
-	}
+	eroce_qp_engine_modify(qp, cur, next, &rsp, rsp_size);
+	spin_unlock_bh(&qp->eng.lock);
+
+	/* the AV this one replaced, if any, and the array it replaced */
+	eroce_av_release(&av);
+	kfree(rsp);
 
 	/* overwrites the reserved (NULL) entry: needs no memory */
 	if (publish)
 		xa_store(&res->qp_xa, ibqp->qp_num, qp, GFP_KERNEL);
-
-	if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
-		eroce_qp_discard(qp);
-	eroce_qp_engine_modify(qp, cur, next);
+	if (next == IB_QPS_RTS)
+		eroce_qp_kick(qp);
 	return 0;
 }
 
@@ -709,10 +724,7 @@ int eroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		if (state == IB_QPS_ERR)
-			eroce_qp_engine_flush(qp);
-		else
-			eroce_qp_doorbell(qp);
+		eroce_qp_doorbell(qp);
 		return 0;
 	}
 
@@ -737,10 +749,11 @@ int eroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	if (err)
 		*bad_wr = wr;
-	if (eroce_qp_state(qp) == IB_QPS_ERR)
-		eroce_qp_engine_flush(qp);
-	else
-		eroce_qp_kick(qp);
+	/*
+	 * The work item sends it, or flushes it on a QP in ERR: kernel
+	 * consumers post from any context, ib_mad with interrupts off.
+	 */
+	eroce_qp_kick(qp);
 	return err;
 }
 

@@ -15,7 +15,7 @@
  * packet marked ECN CE makes its QP send one (eroce_rate.c).
  *
  * Context: softirq (UDP encap_rcv).  Locks: the QP's engine lock around
- * the responder and completer.
+ * the QP state and source checks, the responder and the completer.
  */
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
@@ -108,6 +108,8 @@ static void eroce_recv_cnp(struct eroce_dev *edev, struct eroce_rx *pkt,
 		eroce_rx_drop(edev, DROP_NO_QP, "CNP for no QP %u", qpn);
 		return;
 	}
+	/* the state and the AV change only under the engine lock */
+	spin_lock_bh(&qp->eng.lock);
 	if (qp->ibqp.qp_type != IB_QPT_RC ||
 	    !eroce_recv_qp_state_ok(qp, EROCE_OPF_RESP)) {
 		eroce_rx_drop(edev, DROP_QP_STATE, "CNP for QP %u, not an RC QP sending",
@@ -116,10 +118,9 @@ static void eroce_recv_cnp(struct eroce_dev *edev, struct eroce_rx *pkt,
 		eroce_rx_drop(edev, DROP_BAD_SRC, "CNP for QP %u: not from its peer",
 			      qpn);
 	} else {
-		spin_lock_bh(&qp->eng.lock);
 		eroce_rate_cnp_rcvd(qp);
-		spin_unlock_bh(&qp->eng.lock);
 	}
+	spin_unlock_bh(&qp->eng.lock);
 	eroce_qp_put(qp);
 }
 
@@ -150,26 +151,33 @@ static void eroce_recv_qp(struct eroce_dev *edev, struct eroce_rx *pkt,
 			      eroce_bth_pkey(pkt->bth), qpn);
 		goto out_put;
 	}
+
+	/*
+	 * The state and the AV change only under the engine lock
+	 * (eroce_qp_engine_modify()): checked under it, they hold for the
+	 * whole packet.
+	 */
+	spin_lock_bh(&qp->eng.lock);
 	if (!eroce_recv_qp_state_ok(qp, flags)) {
 		eroce_rx_drop(edev, DROP_QP_STATE, "QP %u in state %d", qpn,
 			      eroce_qp_state(qp));
-		goto out_put;
+		goto out_unlock;
 	}
 	if (rc && memcmp(sgid, &qp->attrs.av.dgid, sizeof(*sgid))) {
 		eroce_rx_drop(edev, DROP_BAD_SRC, "QP %u: not from its peer",
 			      qpn);
-		goto out_put;
+		goto out_unlock;
 	}
-
-	spin_lock_bh(&qp->eng.lock);
 	if (eroce_recv_ecn_ce(pkt->skb)) {
 		eroce_stat_inc(edev, EROCE_CNT_ECN_CE_RCVD);
 		eroce_rate_ecn_ce(qp);
 	}
+	eroce_qp_rcvd(qp);
 	if (flags & EROCE_OPF_RESP)
 		eroce_comp_rcv(qp, pkt);
 	else
 		eroce_resp_rcv(qp, pkt);
+out_unlock:
 	spin_unlock_bh(&qp->eng.lock);
 out_put:
 	eroce_qp_put(qp);

@@ -66,7 +66,7 @@ static u32 eroce_qp_mtu(struct eroce_qp *qp)
 void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status)
 {
 	struct eroce_req *req = &qp->eng.req;
-	struct eroce_swqe *w = eroce_req_swqe(qp, req->tail);
+	struct eroce_swqe *w = eroce_req_swqe(qp, qp->sq.consumer);
 	struct eroce_cqe cqe = {
 		.wr_id = w->wqe->wr_id,
 		.status = status,
@@ -83,18 +83,17 @@ void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status)
 	 * An acknowledgment can cover the entry the requester went back to:
 	 * it moves on to the next one, at that one's first PSN.
 	 */
-	if (req->cur == req->tail) {
+	if (req->cur == qp->sq.consumer) {
 		req->cur++;
 		req->cur_offset = 0;
 		if (w->psn_valid &&
 		    eroce_psn_before_eq(req->psn, w->last_psn))
 			req->psn = eroce_psn_add(w->last_psn, 1);
 	}
-	req->tail++;
-
 	/*
 	 * The slot is free before the CQE says so: a consumer that posts
-	 * again as soon as it sees the completion must find room.
+	 * again as soon as it sees the completion must find room.  The
+	 * ring's consumer index is the requester's tail.
 	 */
 	spin_lock_irqsave(&qp->sq.consumer_lock, flags);
 	eroce_ring_consume_commit(&qp->sq);
@@ -102,6 +101,7 @@ void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status)
 
 	if (post)
 		eroce_cq_post(to_eroce_cq(qp->ibqp.send_cq), &cqe, false);
+	eroce_req_check_drained(qp);
 }
 
 /* complete every fetched entry with a flush error (QP in ERR) */
@@ -110,9 +110,9 @@ void eroce_req_flush(struct eroce_qp *qp)
 	struct eroce_req *req = &qp->eng.req;
 
 	lockdep_assert_held(&qp->eng.lock);
-	while (req->tail != req->head)
+	while (qp->sq.consumer != req->head)
 		eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
-	req->cur = req->tail;
+	req->cur = qp->sq.consumer;
 	req->cur_offset = 0;
 	req->una_psn = req->psn;
 	hrtimer_try_to_cancel(&req->timer);
@@ -136,8 +136,8 @@ static bool eroce_req_outstanding(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
 
-	return req->tail != req->head &&
-	       eroce_req_swqe(qp, req->tail)->psn_valid;
+	return qp->sq.consumer != req->head &&
+	       eroce_req_swqe(qp, qp->sq.consumer)->psn_valid;
 }
 
 /*
@@ -290,7 +290,7 @@ void eroce_req_rewind(struct eroce_qp *qp, u32 psn)
 	/* Karn: a PSN sent twice gives no RTT sample */
 	if (req->rtt_timing && eroce_psn_before_eq(psn, req->rtt_psn))
 		req->rtt_timing = false;
-	for (i = req->tail; i != req->head; i++) {
+	for (i = qp->sq.consumer; i != req->head; i++) {
 		struct eroce_swqe *w = eroce_req_swqe(qp, i);
 
 		if (!w->psn_valid || eroce_psn_before(psn, w->first_psn))
@@ -327,7 +327,7 @@ static int eroce_req_fetch(struct eroce_qp *qp)
 	prod = smp_load_acquire(&sq->ctrl->producer);
 	if (prod == req->head)
 		return -ENOENT;
-	if (prod - req->tail > sq->num_slots)
+	if (prod - qp->sq.consumer > sq->num_slots)
 		return -EPROTO;
 
 	w = eroce_req_swqe(qp, req->head);
@@ -810,7 +810,7 @@ static int eroce_req_fetch_next(struct eroce_qp *qp)
 		return eroce_req_sq_idle(qp) ? -ENOENT : -EAGAIN;
 	if (err == -EPROTO) {
 		/* userspace corrupted its own SQ */
-		eroce_qp_fatal(qp);
+		eroce_qp_fatal(qp, IB_EVENT_QP_FATAL);
 		return -EAGAIN;
 	}
 	if (err) {
@@ -818,12 +818,12 @@ static int eroce_req_fetch_next(struct eroce_qp *qp)
 		 * A malformed entry fails on its own once everything before
 		 * it has completed, and the QP with it.
 		 */
-		if (req->tail != req->cur) {
+		if (qp->sq.consumer != req->cur) {
 			req->head--;
 			return -EAGAIN;
 		}
 		eroce_req_complete_tail(qp, IB_WC_LOC_QP_OP_ERR);
-		eroce_qp_fatal(qp);
+		eroce_qp_fatal(qp, 0);
 		return -EAGAIN;
 	}
 	return 0;
@@ -844,7 +844,7 @@ static bool eroce_req_rd_atomic_blocked(struct eroce_qp *qp,
 	if (!eroce_wqe_is_rd_atomic(w->wqe) &&
 	    !(w->wqe->send_flags & EROCE_SEND_FENCE))
 		return false;
-	for (i = req->tail; i != req->cur; i++) {
+	for (i = qp->sq.consumer; i != req->cur; i++) {
 		const struct eroce_swqe *v = eroce_req_swqe(qp, i);
 
 		if (v->psn_valid && !v->done && eroce_wqe_is_rd_atomic(v->wqe))
@@ -917,7 +917,7 @@ bool eroce_req_run(struct eroce_qp *qp)
 			err = eroce_req_send_ud(qp, w);
 			req->cur++;
 			/* UD completes in order once sent */
-			while (req->tail != req->cur)
+			while (qp->sq.consumer != req->cur)
 				eroce_req_complete_tail(qp, err ?
 					eroce_req_errno_status(err) :
 					IB_WC_SUCCESS);
@@ -941,10 +941,10 @@ bool eroce_req_run(struct eroce_qp *qp)
 		}
 		if (err) {
 			/* a local protection or length error: the QP fails */
-			while (req->tail != req->cur)
+			while (qp->sq.consumer != req->cur)
 				eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
 			eroce_req_complete_tail(qp, eroce_req_errno_status(err));
-			eroce_qp_fatal(qp);
+			eroce_qp_fatal(qp, 0);
 			return false;
 		}
 		if (!req->timer_armed)
@@ -968,6 +968,15 @@ enum hrtimer_restart eroce_req_timer(struct hrtimer *timer)
 	bool kick = false;
 
 	spin_lock_bh(&eng->lock);
+	/*
+	 * An expiry that waited for the lock while progress stopped or
+	 * re-armed the timer is stale: it is no timeout, and a re-armed
+	 * timer runs again when it is due.
+	 */
+	if (!req->timer_armed || hrtimer_is_queued(timer)) {
+		eroce_stat_inc(edev, EROCE_CNT_STALE_TIMER_EXPIRIES);
+		goto out_unlock;
+	}
 	req->timer_armed = false;
 	if (eroce_qp_state(qp) != IB_QPS_RTS && eroce_qp_state(qp) != IB_QPS_SQD)
 		goto out_unlock;
@@ -1003,15 +1012,15 @@ enum hrtimer_restart eroce_req_timer(struct hrtimer *timer)
 	if (!req->retry_left) {
 		eroce_stat_inc(edev, EROCE_CNT_RETRY_EXCEEDED);
 		eroce_req_complete_tail(qp, IB_WC_RETRY_EXC_ERR);
-		eroce_qp_fatal(qp);
+		eroce_qp_fatal(qp, 0);
 		goto out_unlock;
 	}
 	req->retry_left--;
 	req->backoff++;
 
 	/* an open read at the head of the line: ask for its rest only */
-	w = eroce_req_swqe(qp, req->tail);
-	if (req->tail != req->cur && w->psn_valid && !w->done &&
+	w = eroce_req_swqe(qp, qp->sq.consumer);
+	if (qp->sq.consumer != req->cur && w->psn_valid && !w->done &&
 	    w->wqe->opcode == IB_UVERBS_WR_RDMA_READ) {
 		w->rerequested = true;
 		eroce_req_resend_read(qp, w);

@@ -184,7 +184,17 @@ static void eroce_resp_fatal(struct eroce_qp *qp, struct eroce_rx *pkt,
 		resp->have_rwqe = false;
 		eroce_cq_post(to_eroce_cq(qp->ibqp.recv_cq), &cqe, false);
 	}
-	eroce_qp_fatal(qp);
+	switch (code) {
+	case EROCE_NAK_REM_ACCESS_ERR:
+		eroce_qp_fatal(qp, IB_EVENT_QP_ACCESS_ERR);
+		break;
+	case EROCE_NAK_INVALID_REQ:
+		eroce_qp_fatal(qp, IB_EVENT_QP_REQ_ERR);
+		break;
+	default:
+		eroce_qp_fatal(qp, IB_EVENT_QP_FATAL);
+		break;
+	}
 }
 
 /* copy the next receive WQE out of the RQ or SRQ */
@@ -296,6 +306,37 @@ static struct eroce_mr *eroce_resp_mr(struct eroce_qp *qp, u32 rkey, u64 va,
 	return mr;
 }
 
+/*
+ * Copy between a packet and the MR @rkey names, looked up for this packet
+ * alone: the reference lasts as long as the copy, so deregistration never
+ * waits on a message the peer is slow to finish.  Return: 0, or -EACCES
+ * when the key, its PD, its access rights or the range do not allow it.
+ */
+static int eroce_resp_mr_copy(struct eroce_qp *qp, u32 rkey, u64 va,
+			      void *buf, u32 len, int access)
+{
+	struct eroce_mr *mr = eroce_resp_mr(qp, rkey, va, len, access);
+	int err;
+
+	if (!mr)
+		return -EACCES;
+	err = eroce_mr_copy(mr, va, buf, len, access == IB_ACCESS_REMOTE_WRITE);
+	eroce_mr_put(mr);
+	return err ? -EACCES : 0;
+}
+
+/* may the MR @rkey names take the whole message?  Checked at its start */
+static bool eroce_resp_mr_ok(struct eroce_qp *qp, u32 rkey, u64 va, u64 len,
+			     int access)
+{
+	struct eroce_mr *mr = eroce_resp_mr(qp, rkey, va, len, access);
+
+	if (!mr)
+		return false;
+	eroce_mr_put(mr);
+	return true;
+}
+
 /* the opcode must continue the message in progress, or start one */
 static bool eroce_resp_sequence_ok(struct eroce_resp *resp, u32 flags)
 {
@@ -393,16 +434,12 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 		resp->wr_va = eroce_reth_va(reth);
 		resp->wr_len = len;
 		resp->wr_left = len;
-		resp->wr_mr = NULL;
-		if (len) {
-			resp->wr_mr = eroce_resp_mr(qp, eroce_reth_rkey(reth),
-						    resp->wr_va, len,
-						    IB_ACCESS_REMOTE_WRITE);
-			if (!resp->wr_mr) {
-				eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_ACCESS_ERR,
-						 IB_WC_REM_ACCESS_ERR);
-				return false;
-			}
+		resp->wr_rkey = eroce_reth_rkey(reth);
+		if (len && !eroce_resp_mr_ok(qp, resp->wr_rkey, resp->wr_va,
+					     len, IB_ACCESS_REMOTE_WRITE)) {
+			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_ACCESS_ERR,
+					 IB_WC_REM_ACCESS_ERR);
+			return false;
 		}
 		resp->in_msg = EROCE_OPF_WRITE;
 	}
@@ -415,8 +452,9 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return false;
 	}
 	if (pkt->paylen) {
-		err = eroce_mr_copy(resp->wr_mr, resp->wr_va, pkt->payload,
-				    pkt->paylen, true);
+		err = eroce_resp_mr_copy(qp, resp->wr_rkey, resp->wr_va,
+					 pkt->payload, pkt->paylen,
+					 IB_ACCESS_REMOTE_WRITE);
 		if (err) {
 			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_ACCESS_ERR,
 					 IB_WC_REM_ACCESS_ERR);
@@ -427,10 +465,6 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 	}
 
 	if (flags & EROCE_OPF_END) {
-		if (resp->wr_mr) {
-			eroce_mr_put(resp->wr_mr);
-			resp->wr_mr = NULL;
-		}
 		if (flags & EROCE_OPF_RWQE)
 			eroce_resp_complete_rwqe(qp, pkt,
 						 IB_WC_RECV_RDMA_WITH_IMM,
@@ -470,30 +504,23 @@ static int eroce_resp_read(struct eroce_qp *qp, struct eroce_rx *pkt,
 	const struct eroce_reth *reth = eroce_hdr(pkt->info, pkt->bth,
 						  EROCE_HDR_RETH);
 	u32 len = eroce_reth_len(reth);
+	u32 rkey = eroce_reth_rkey(reth);
 	u64 va = eroce_reth_va(reth);
-	struct eroce_mr *mr = NULL;
 	struct eroce_rsp *rsp;
 
 	if (len > EROCE_MAX_MSG_SIZE)
 		return -EINVAL;
-	if (len) {
-		mr = eroce_resp_mr(qp, eroce_reth_rkey(reth), va, len,
-				   IB_ACCESS_REMOTE_READ);
-		if (!mr)
-			return -EACCES;
-	}
+	if (len && !eroce_resp_mr_ok(qp, rkey, va, len, IB_ACCESS_REMOTE_READ))
+		return -EACCES;
 	rsp = eroce_rsp_queue_add(qp);
-	if (!rsp) {
-		if (mr)
-			eroce_mr_put(mr);
+	if (!rsp)
 		return -EBUSY;
-	}
 	rsp->type = EROCE_RSP_READ;
 	rsp->first_psn = pkt->psn;
 	rsp->npkts = max_t(u32, 1, DIV_ROUND_UP(len, eroce_resp_mtu(qp)));
 	rsp->va = va;
 	rsp->length = len;
-	rsp->mr = mr;
+	rsp->rkey = rkey;
 	if (!duplicate)
 		eroce_resp_message_done(qp);
 	rsp->msn = qp->eng.resp.msn;
@@ -856,8 +883,32 @@ void eroce_resp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 		eroce_resp_ud(qp, pkt);
 }
 
-static bool eroce_resp_send_read_pkt(struct eroce_qp *qp,
-				     struct eroce_rsp *rsp)
+/*
+ * The MR of a READ went away (deregistered) or stopped allowing it while
+ * its responses were going out: a remote access NAK in place of the
+ * packet that could not be read, and the QP fails.
+ */
+static void eroce_resp_read_failed(struct eroce_qp *qp, struct eroce_rsp *rsp)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	u32 psn = eroce_psn_add(rsp->first_psn, rsp->sent);
+
+	eroce_stat_inc(edev, EROCE_CNT_ACCESS_NAK_SENT);
+	net_dbg_ratelimited("eroce: QP %u: NAK %d for READ response PSN %u: rkey %#x gone\n",
+			    qp->ibqp.qp_num, EROCE_NAK_REM_ACCESS_ERR, psn,
+			    rsp->rkey);
+	eroce_resp_send_ack_now(qp, eroce_syn_nak(EROCE_NAK_REM_ACCESS_ERR),
+				psn, rsp->msn, false);
+	eroce_qp_fatal(qp, IB_EVENT_QP_ACCESS_ERR);
+}
+
+/*
+ * Send the next packet of a READ.  Return: 0; -EAGAIN when it could not
+ * leave now (no memory, dropped on the way out): try again later;
+ * -EACCES when its MR no longer allows it.
+ */
+static int eroce_resp_send_read_pkt(struct eroce_qp *qp,
+				    struct eroce_rsp *rsp)
 {
 	u32 mtu = eroce_resp_mtu(qp);
 	u32 off = rsp->sent * mtu;
@@ -878,23 +929,24 @@ static bool eroce_resp_send_read_pkt(struct eroce_qp *qp,
 	skb = eroce_resp_pkt(qp, opcode, eroce_psn_add(rsp->first_psn,
 						       rsp->sent), paylen);
 	if (!skb)
-		return false;
+		return -EAGAIN;
 	info = eroce_opcode_info(opcode);
 	if (info->flags & EROCE_OPF_AETH)
 		eroce_aeth_init(eroce_hdr(info, eroce_pkt_bth(skb),
 					  EROCE_HDR_AETH),
 				eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
 				rsp->msn);
-	if (paylen && eroce_mr_copy(rsp->mr, rsp->va + off,
-				    eroce_pkt_payload(skb), paylen, false)) {
+	if (paylen && eroce_resp_mr_copy(qp, rsp->rkey, rsp->va + off,
+					 eroce_pkt_payload(skb), paylen,
+					 IB_ACCESS_REMOTE_READ)) {
 		kfree_skb(skb);
-		return false;
+		return -EACCES;
 	}
 	eroce_rate_sent(qp, skb->len);
 	if (eroce_qp_xmit(qp, skb))
-		return false;		/* dropped on the way out: retry */
+		return -EAGAIN;		/* dropped on the way out: retry */
 	rsp->sent++;
-	return true;
+	return 0;
 }
 
 /*
@@ -914,18 +966,23 @@ static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget)
 		switch (rsp->type) {
 		case EROCE_RSP_READ:
 			while (rsp->sent < rsp->npkts) {
+				int err;
+
 				if (budget-- <= 0)
 					return true;
 				if (eroce_rate_wait(qp))
 					return false;	/* paced */
-				if (!eroce_resp_send_read_pkt(qp, rsp)) {
+				err = eroce_resp_send_read_pkt(qp, rsp);
+				if (err == -EACCES) {
+					eroce_resp_read_failed(qp, rsp);
+					return false;
+				}
+				if (err) {
 					/* dropped on the way out: back off */
 					qp->eng.tx_stalled = true;
 					return false;
 				}
 			}
-			if (rsp->mr)
-				eroce_mr_put(rsp->mr);
 			break;
 		case EROCE_RSP_ATOMIC:
 			eroce_resp_send_atomic_ack_now(qp, rsp->first_psn,
@@ -936,7 +993,6 @@ static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget)
 						rsp->msn, rsp->sr);
 			break;
 		}
-		rsp->mr = NULL;
 		resp->rsp_tail++;
 	}
 	return false;
@@ -954,19 +1010,7 @@ void eroce_resp_reset(struct eroce_qp *qp)
 	struct eroce_resp *resp = &qp->eng.resp;
 
 	lockdep_assert_held(&qp->eng.lock);
-	while (!eroce_rsp_queue_empty(resp)) {
-		struct eroce_rsp *rsp =
-			&resp->rsp[resp->rsp_tail & (resp->rsp_size - 1)];
-
-		if (rsp->type == EROCE_RSP_READ && rsp->mr)
-			eroce_mr_put(rsp->mr);
-		rsp->mr = NULL;
-		resp->rsp_tail++;
-	}
-	if (resp->wr_mr) {
-		eroce_mr_put(resp->wr_mr);
-		resp->wr_mr = NULL;
-	}
+	resp->rsp_tail = resp->rsp_head;
 	resp->in_msg = 0;
 	resp->have_rwqe = false;
 	resp->nak_sent = false;

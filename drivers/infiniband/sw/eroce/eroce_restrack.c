@@ -18,7 +18,7 @@ struct eroce_qp_snapshot {
 	u32 psn, una_psn, max_psn;
 	u32 retry_left, rnr_retry_left, backoff;
 	u32 rnr_wait, timer_armed, timer_queued, work_pending;
-	u32 tx_stalled, flush_pending;
+	u32 tx_stalled;
 	u32 srtt_us, rttvar_us, tlp_armed, tlp_sent;
 	u32 rate_kbps, rate_limit_kbps, cc_active, dcqcn_alpha;
 	u32 epsn, msn, nak_sent, rsp_queued;
@@ -33,7 +33,7 @@ static void eroce_qp_snapshot(struct eroce_qp *qp, struct eroce_qp_snapshot *s)
 	spin_lock_bh(&eng->lock);
 	s->sq_head = req->head;
 	s->sq_cur = req->cur;
-	s->sq_tail = req->tail;
+	s->sq_tail = qp->sq.consumer;
 	s->psn = req->psn;
 	s->una_psn = req->una_psn;
 	s->max_psn = req->max_psn;
@@ -53,7 +53,6 @@ static void eroce_qp_snapshot(struct eroce_qp *qp, struct eroce_qp_snapshot *s)
 	s->cc_active = eng->rate.cc_active;
 	s->dcqcn_alpha = eng->rate.alpha;
 	s->tx_stalled = eng->tx_stalled;
-	s->flush_pending = eng->flush_pending;
 	s->epsn = resp->epsn;
 	s->msn = resp->msn;
 	s->nak_sent = resp->nak_sent;
@@ -90,7 +89,6 @@ static int eroce_qp_snapshot_put(struct sk_buff *msg,
 		{ "dcqcn_alpha", s->dcqcn_alpha },
 		{ "work_pending", s->work_pending },
 		{ "tx_stalled", s->tx_stalled },
-		{ "flush_pending", s->flush_pending },
 		{ "expected_psn", s->epsn },
 		{ "msn", s->msn },
 		{ "nak_sent", s->nak_sent },

@@ -9,9 +9,17 @@
  * received in softirq and handled there directly (eroce_recv.c); the
  * retransmit timer is a softirq hrtimer.  No tasklets.
  *
- * Context: process context for init/fini/modify; eroce_qp_kick() and
- * eroce_qp_fatal() from any context.  Locks: qp->eng.lock (bottom halves
- * off) around every engine run; qp->state_lock nests inside it.
+ * Every QP transition (modify_qp, an engine's fatal error, the flush of a
+ * QP in ERR) happens here, under the engine lock, which is what stops the
+ * engines: each of them takes it before it looks at the QP's state,
+ * indices or rings.  QP asynchronous events leave through
+ * eroce_qp_event().
+ *
+ * Context: process context for init/fini/modify; eroce_qp_kick() from any
+ * context; eroce_qp_fatal() and the event helpers wherever the engine lock
+ * is held.  Locks: qp->eng.lock (bottom halves off) around every engine
+ * run and every transition; qp->state_lock and the rings' consumer_locks
+ * nest inside it.
  */
 #include <linux/log2.h>
 
@@ -65,21 +73,24 @@ void eroce_qp_kick_later(struct eroce_qp *qp)
  * has just posted the CQE the poster reacted to and is sending its ACK)
  * this waits for it rather than handing the post to the work item: the
  * lock is held for one packet's worth of work, a wake-up costs far more.
- * The work item takes over what a budget leaves.
+ * The work item takes over what a budget leaves.  On a QP in ERR the
+ * post is flushed at once.
  * Context: process context (the POST_SEND doorbell).
  */
 void eroce_qp_doorbell(struct eroce_qp *qp)
 {
 	struct eroce_qp_engine *eng = &qp->eng;
-	bool more, stalled;
+	bool more = false, stalled;
 
 	spin_lock_bh(&eng->lock);
-	if (eng->dead || eng->flush_pending) {
+	if (eng->dead) {
 		spin_unlock_bh(&eng->lock);
-		eroce_qp_kick(qp);
 		return;
 	}
-	more = eroce_req_run(qp);
+	if (eroce_qp_state(qp) == IB_QPS_ERR)
+		eroce_qp_flush_locked(qp);
+	else
+		more = eroce_req_run(qp);
 	stalled = eng->tx_stalled;
 	eng->tx_stalled = false;
 	spin_unlock_bh(&eng->lock);
@@ -94,64 +105,141 @@ void eroce_qp_doorbell(struct eroce_qp *qp)
 static void eroce_req_resync(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
-	unsigned long flags;
 
 	lockdep_assert_held(&qp->eng.lock);
-	spin_lock_irqsave(&qp->sq.consumer_lock, flags);
-	req->tail = qp->sq.consumer;
-	spin_unlock_irqrestore(&qp->sq.consumer_lock, flags);
-	req->head = req->tail;
-	req->cur = req->tail;
+	req->head = qp->sq.consumer;
+	req->cur = req->head;
 	req->cur_offset = 0;
 	req->rnr_wait = false;
 }
 
 /**
- * eroce_qp_engine_flush() - complete everything queued on a QP in ERR
- * @qp: a QP whose state is already ERR
+ * eroce_qp_event() - raise an asynchronous event of the QP
+ * @qp: the QP
+ * @type: IB_EVENT_QP_FATAL, IB_EVENT_COMM_EST, ...
  *
- * The requester's fetched entries first (under the engine lock, from the
- * kernel's copies), then whatever is left in the rings.  In ERR the
- * engines fetch nothing, so the two never complete an entry twice.
- * Context: process context or the QP's work item; no locks held.
+ * The one place QP events leave the driver.  Context: any, the engine
+ * lock held where the event marks a transition of the engines; the
+ * handlers (uverbs' queue, kernel consumers') do not sleep and do not
+ * re-enter the QP.
  */
-void eroce_qp_engine_flush(struct eroce_qp *qp)
+void eroce_qp_event(struct eroce_qp *qp, enum ib_event_type type)
 {
-	struct eroce_qp_engine *eng = &qp->eng;
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
 
-	spin_lock_bh(&eng->lock);
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/**
+ * eroce_qp_flush_locked() - complete everything queued on a QP in ERR
+ * @qp: a QP whose state is ERR
+ *
+ * The requester's fetched entries first (from the kernel's copies), then
+ * the rest of the SQ and the RQ, each with IB_WC_WR_FLUSH_ERR.  The
+ * engine lock keeps every engine out meanwhile, so no entry completes
+ * twice and the SQ's one consumer index moves here alone.
+ * Context: engine lock held.
+ */
+void eroce_qp_flush_locked(struct eroce_qp *qp)
+{
+	lockdep_assert_held(&qp->eng.lock);
 	eroce_req_flush(qp);
-	eroce_resp_reset(qp);
-	spin_unlock_bh(&eng->lock);
-
 	eroce_qp_flush(qp);
-
-	spin_lock_bh(&eng->lock);
 	eroce_req_resync(qp);
-	spin_unlock_bh(&eng->lock);
-
+	eroce_resp_reset(qp);
 	/* what userspace posts from now on must reach the kernel's flush */
 	eroce_ring_flags_set(&qp->sq, EROCE_RING_NEED_DOORBELL);
 }
 
-/*
- * An engine hit an error the QP cannot survive: the QP moves to ERR,
- * outstanding work completes with a flush error (the rings' leftovers
- * from the work item, outside the engine lock).
+/**
+ * eroce_qp_engine_flush() - flush a QP in ERR (eroce_qp_flush_locked())
+ * @qp: a QP whose state is ERR
+ *
+ * Context: process context or softirq with interrupts on; no locks held.
  */
-void eroce_qp_fatal(struct eroce_qp *qp)
+void eroce_qp_engine_flush(struct eroce_qp *qp)
+{
+	spin_lock_bh(&qp->eng.lock);
+	eroce_qp_flush_locked(qp);
+	spin_unlock_bh(&qp->eng.lock);
+}
+
+/* the QP enters ERR: nothing more is sent or consumed from now on */
+static void eroce_qp_enter_err(struct eroce_qp *qp)
+{
+	lockdep_assert_held(&qp->eng.lock);
+	eroce_req_flush(qp);
+	eroce_resp_reset(qp);
+	/* it consumes no more receive WQEs from its SRQ */
+	if (qp->ibqp.srq)
+		eroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
+/**
+ * eroce_qp_fatal() - an engine hit an error the QP cannot survive
+ * @qp: the QP
+ * @event: the asynchronous event that reports it, or 0 when the failed
+ *	entry's completion does (a NAK or retry error of the requester)
+ *
+ * The QP moves to ERR; the work item flushes what is left in the rings.
+ * Context: engine lock held.
+ */
+void eroce_qp_fatal(struct eroce_qp *qp, enum ib_event_type event)
 {
 	unsigned long flags;
 
 	lockdep_assert_held(&qp->eng.lock);
+	if (eroce_qp_state(qp) == IB_QPS_ERR)
+		return;
 	spin_lock_irqsave(&qp->state_lock, flags);
 	WRITE_ONCE(qp->attrs.state, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	eroce_req_flush(qp);
-	eroce_resp_reset(qp);
-	qp->eng.flush_pending = true;
+	if (event)
+		eroce_qp_event(qp, event);
+	eroce_qp_enter_err(qp);
 	eroce_qp_kick(qp);
+}
+
+/**
+ * eroce_req_check_drained() - raise SQ_DRAINED once the SQD drain is over
+ * @qp: the QP
+ *
+ * In SQD the requester starts no new entry; once every entry it started
+ * has completed, and the transition to SQD asked for it, the consumer
+ * hears IB_EVENT_SQ_DRAINED (once per transition).  Context: engine lock
+ * held.
+ */
+void eroce_req_check_drained(struct eroce_qp *qp)
+{
+	struct eroce_qp_engine *eng = &qp->eng;
+
+	lockdep_assert_held(&eng->lock);
+	if (!eng->sqd_notify || eroce_qp_state(qp) != IB_QPS_SQD ||
+	    qp->sq.consumer != eng->req.head)
+		return;
+	eng->sqd_notify = false;
+	eroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+}
+
+/*
+ * A packet for the QP arrived: the first one in RTR establishes the
+ * connection (IB_EVENT_COMM_EST).  Context: engine lock held.
+ */
+void eroce_qp_rcvd(struct eroce_qp *qp)
+{
+	struct eroce_qp_engine *eng = &qp->eng;
+
+	lockdep_assert_held(&eng->lock);
+	if (eng->comm_est || eroce_qp_state(qp) != IB_QPS_RTR)
+		return;
+	eng->comm_est = true;
+	eroce_qp_event(qp, IB_EVENT_COMM_EST);
 }
 
 static void eroce_qp_work(struct work_struct *work)
@@ -159,21 +247,19 @@ static void eroce_qp_work(struct work_struct *work)
 	struct eroce_qp_engine *eng = container_of(to_delayed_work(work),
 						   struct eroce_qp_engine, work);
 	struct eroce_qp *qp = container_of(eng, struct eroce_qp, eng);
-	bool more, stalled;
+	bool more = false, stalled;
 
 	spin_lock_bh(&eng->lock);
 	if (eng->dead) {
 		spin_unlock_bh(&eng->lock);
 		return;
 	}
-	if (eng->flush_pending) {
-		eng->flush_pending = false;
-		spin_unlock_bh(&eng->lock);
-		eroce_qp_engine_flush(qp);
-		spin_lock_bh(&eng->lock);
+	if (eroce_qp_state(qp) == IB_QPS_ERR) {
+		eroce_qp_flush_locked(qp);
+	} else {
+		more = eroce_resp_run_reads(qp);
+		more |= eroce_req_run(qp);
 	}
-	more = eroce_resp_run_reads(qp);
-	more |= eroce_req_run(qp);
 	stalled = eng->tx_stalled;
 	eng->tx_stalled = false;
 	spin_unlock_bh(&eng->lock);
@@ -257,63 +343,87 @@ void eroce_qp_engine_fini(struct eroce_qp *qp)
 	eroce_qp_engine_free(qp);
 }
 
+/* QP back to RESET: whatever is still queued is dropped without CQEs */
+static void eroce_qp_discard(struct eroce_qp *qp)
+{
+	struct eroce_ring *rings[] = { &qp->sq, &qp->rq };
+	unsigned long flags;
+	int i;
+
+	lockdep_assert_held(&qp->eng.lock);
+	for (i = 0; i < ARRAY_SIZE(rings); i++) {
+		if (!rings[i]->ctrl)
+			continue;
+		spin_lock_irqsave(&rings[i]->consumer_lock, flags);
+		eroce_ring_consume_discard(rings[i]);
+		spin_unlock_irqrestore(&rings[i]->consumer_lock, flags);
+	}
+}
+
 /**
- * eroce_qp_engine_modify() - follow a QP state change
+ * eroce_qp_engine_modify() - the engines follow a QP state change
  * @qp: the QP
  * @cur: the state before
- * @next: the state after (already stored)
+ * @next: the state after, stored with the other attributes under this
+ *	same hold of the engine lock
+ * @rsp: a larger array of owed responses for a QP entering RTR, or NULL;
+ *	on return *@rsp is what the caller frees
+ * @rsp_size: its number of entries
  *
- * Context: process context (modify_qp), no locks held.
+ * Every QP transition happens here, with the engines stopped: the caller
+ * holds the engine lock, which every engine (requester, responder,
+ * completer, retransmit timer, work item, doorbell) takes before it looks
+ * at the QP's state, its indices or its rings, so none runs across a
+ * transition or sees half of one.
+ * Context: process context (modify_qp), engine lock held.
  */
 void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
-			    enum ib_qp_state next)
+			    enum ib_qp_state next, struct eroce_rsp **rsp,
+			    u32 rsp_size)
 {
 	struct eroce_qp_engine *eng = &qp->eng;
 	struct eroce_req *req = &eng->req;
 	struct eroce_resp *resp = &eng->resp;
 
-	if (next == IB_QPS_ERR && cur != IB_QPS_ERR) {
-		eroce_qp_engine_flush(qp);
+	lockdep_assert_held(&eng->lock);
+	if (next == IB_QPS_ERR) {
+		if (cur != IB_QPS_ERR) {
+			eroce_qp_enter_err(qp);
+			eroce_qp_flush_locked(qp);
+		}
 		return;
 	}
 
-	/* room for every read the peer may have outstanding */
-	if (next == IB_QPS_RTR && cur != IB_QPS_RTR) {
-		u32 size = roundup_pow_of_two(2 * (EROCE_RSP_EXTRA +
-			READ_ONCE(qp->attrs.max_dest_rd_atomic)));
-		struct eroce_rsp *rsp = NULL;
-
-		if (size > resp->rsp_size)
-			rsp = kcalloc(size, sizeof(*rsp), GFP_KERNEL);
-		if (rsp) {
-			spin_lock_bh(&eng->lock);
-			eroce_resp_reset(qp);
-			swap(resp->rsp, rsp);
-			resp->rsp_size = size;
-			resp->rsp_head = 0;
-			resp->rsp_tail = 0;
-			spin_unlock_bh(&eng->lock);
-			kfree(rsp);
-		}
-	}
-
-	/* spread QPs over the CPUs by number */
-	if (cur == IB_QPS_RESET && next != IB_QPS_RESET)
-		WRITE_ONCE(eng->cpu, cpumask_local_spread(qp->ibqp.qp_num,
-							  NUMA_NO_NODE));
-
-	spin_lock_bh(&eng->lock);
 	if (next == IB_QPS_RESET) {
 		hrtimer_try_to_cancel(&req->timer);
 		req->timer_armed = false;
 		req->tlp_armed = false;
 		eroce_resp_reset(qp);
+		eroce_qp_discard(qp);
 		eroce_req_resync(qp);
+		eng->comm_est = false;
+		eng->sqd_notify = false;
+		return;
 	}
+
+	/* spread QPs over the CPUs by number */
+	if (cur == IB_QPS_RESET)
+		WRITE_ONCE(eng->cpu, cpumask_local_spread(qp->ibqp.qp_num,
+							  NUMA_NO_NODE));
+
 	if (next == IB_QPS_RTR && cur != IB_QPS_RTR) {
+		/* room for every read the peer may have outstanding */
+		eroce_resp_reset(qp);
+		if (*rsp && rsp_size > resp->rsp_size) {
+			swap(resp->rsp, *rsp);
+			resp->rsp_size = rsp_size;
+			resp->rsp_head = 0;
+			resp->rsp_tail = 0;
+		}
 		resp->epsn = READ_ONCE(qp->attrs.rq_psn);
 		resp->msn = 0;
 		resp->nak_sent = false;
+		eng->comm_est = false;
 	}
 	if (next == IB_QPS_RTS && cur != IB_QPS_RTS && cur != IB_QPS_SQD) {
 		req->psn = READ_ONCE(qp->attrs.sq_psn);
@@ -330,8 +440,10 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 		req->sr_hole_open = false;
 		eroce_rate_reset(qp);
 	}
-	spin_unlock_bh(&eng->lock);
-
-	if (next == IB_QPS_RTS)
-		eroce_qp_kick(qp);
+	if (next == IB_QPS_SQD && cur != IB_QPS_SQD) {
+		eng->sqd_notify = READ_ONCE(qp->attrs.en_sqd_async_notify);
+		eroce_req_check_drained(qp);
+	}
+	if (next != IB_QPS_SQD)
+		eng->sqd_notify = false;
 }

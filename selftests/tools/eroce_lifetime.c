@@ -1,0 +1,677 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce_lifetime: object lifetimes and QP transitions that must not depend
+ * on the peer or on timing.
+ *
+ * One process opens two RDMA devices (the rdma subsystem's shared netns
+ * mode shows every device in every namespace) and connects QP A on DEV_A
+ * with QP B on DEV_B through their GIDs.  Modes:
+ *
+ *   dereg-write    A WRITEs 4 MiB into B's MR paced at --rate kb/s (far
+ *                  longer than the test runs); once the first bytes are
+ *                  in, B deregisters the MR: ibv_dereg_mr must return
+ *                  within --limit seconds, A's WRITE must end with
+ *                  IBV_WC_REM_ACCESS_ERR and B must hear
+ *                  IBV_EVENT_QP_ACCESS_ERR
+ *   dereg-read     the same with A READing B's MR, B's read responses
+ *                  paced at --rate kb/s
+ *   reset-ud       a UD QP with 1000 sends posted goes to RESET and back
+ *                  to RTS: a full SQ can then be posted and every entry
+ *                  completes successfully
+ *   reset-rc       both RC QPs go to RESET under a stream of WRITEs and
+ *                  are connected again: a full SQ of SENDs then arrives,
+ *                  each checked byte for byte
+ *   events         IBV_EVENT_COMM_EST (first packet on a QP in RTR),
+ *                  IBV_EVENT_SQ_DRAINED (RTS -> SQD under a paced WRITE,
+ *                  after it completed), IBV_EVENT_QP_LAST_WQE_REACHED (a
+ *                  QP of an SRQ moved to ERR)
+ *   solicited-err  a CQ armed for solicited completions only fires its
+ *                  completion channel for an error completion (a flushed
+ *                  receive)
+ *
+ * Prints "result:" lines; exits 0 when every expectation held, 1
+ * otherwise, 2 on a usage or setup error.
+ *
+ * usage: eroce_lifetime [--rate KBPS] [--limit SECS] MODE DEV_A GID_A DEV_B GID_B
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#define BIG_LEN		(4u << 20)
+#define SQ_DEPTH	1024
+#define MSG_LEN		256
+#define QKEY		0x11111111u
+
+struct side {
+	const char *name;
+	int gid_index;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *chan;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid;
+	enum ibv_mtu mtu;
+};
+
+static struct {
+	unsigned int rate_kbps;
+	double limit;
+} opt = {
+	.rate_kbps = 400,
+	.limit = 5.0,
+};
+
+static int failures;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "eroce_lifetime: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(2);
+}
+
+/* one expectation: "result: NAME ok|FAIL details" */
+static void result(const char *name, bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("result: %s %s ", name, ok ? "ok" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void side_open(struct side *s, bool events)
+{
+	struct ibv_device **list;
+	struct ibv_port_attr pattr;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		die("ibv_get_device_list: %s", strerror(errno));
+	for (i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), s->name))
+			break;
+	if (i == n)
+		die("no device %s", s->name);
+	s->ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!s->ctx)
+		die("ibv_open_device %s: %s", s->name, strerror(errno));
+	if (ibv_query_port(s->ctx, 1, &pattr))
+		die("ibv_query_port %s", s->name);
+	s->mtu = pattr.active_mtu;
+	if (ibv_query_gid(s->ctx, 1, s->gid_index, &s->gid))
+		die("ibv_query_gid %s %d", s->name, s->gid_index);
+	s->pd = ibv_alloc_pd(s->ctx);
+	if (events)
+		s->chan = ibv_create_comp_channel(s->ctx);
+	s->cq = s->pd ? ibv_create_cq(s->ctx, 4 * SQ_DEPTH, NULL, s->chan, 0) :
+			NULL;
+	if (!s->cq || (events && !s->chan))
+		die("pd/cq on %s: %s", s->name, strerror(errno));
+	s->buf = aligned_alloc(4096, BIG_LEN);
+	if (!s->buf)
+		die("out of memory");
+	memset(s->buf, 0, BIG_LEN);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BIG_LEN,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ);
+	if (!s->mr)
+		die("ibv_reg_mr on %s: %s", s->name, strerror(errno));
+}
+
+static struct ibv_qp *qp_create(struct side *s, enum ibv_qp_type type,
+				struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr qattr = {
+		.qp_type = type,
+		.send_cq = s->cq,
+		.recv_cq = s->cq,
+		.srq = srq,
+		.sq_sig_all = 1,
+		.cap = { .max_send_wr = SQ_DEPTH, .max_recv_wr = srq ? 0 : SQ_DEPTH,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(s->pd, &qattr);
+
+	if (!qp)
+		die("ibv_create_qp on %s: %s", s->name, strerror(errno));
+	return qp;
+}
+
+static void to_init(struct side *s, struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+		.qkey = QKEY,
+	};
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	if (ibv_modify_qp(qp, &a, mask))
+		die("%s: to INIT: %s", s->name, strerror(errno));
+}
+
+static void to_rtr(struct side *s, struct ibv_qp *qp, struct side *peer,
+		   uint32_t psn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
+
+	if (qp->qp_type == IBV_QPT_UD) {
+		if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+			die("%s: to RTR: %s", s->name, strerror(errno));
+		return;
+	}
+	a.path_mtu = s->mtu < peer->mtu ? s->mtu : peer->mtu;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.rq_psn = psn;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.sgid_index = s->gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		die("%s: to RTR: %s", s->name, strerror(errno));
+}
+
+static void to_rts(struct side *s, struct ibv_qp *qp, uint32_t psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+		.sq_psn = psn,
+		.max_rd_atomic = 4,
+	};
+	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+
+	if (qp->qp_type == IBV_QPT_RC)
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	if (ibv_modify_qp(qp, &a, mask))
+		die("%s: to RTS: %s", s->name, strerror(errno));
+}
+
+static void to_state(struct side *s, struct ibv_qp *qp, enum ibv_qp_state st)
+{
+	struct ibv_qp_attr a = { .qp_state = st };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		die("%s: to state %d: %s", s->name, st, strerror(errno));
+}
+
+/* RC A <-> B, both in RTS, starting at @psn */
+static void rc_connect(struct side *a, struct side *b, uint32_t psn)
+{
+	to_init(a, a->qp);
+	to_init(b, b->qp);
+	to_rtr(a, a->qp, b, psn);
+	to_rtr(b, b->qp, a, psn);
+	to_rts(a, a->qp, psn);
+	to_rts(b, b->qp, psn);
+}
+
+static void set_rate(struct side *s, unsigned int kbps)
+{
+	struct ibv_qp_rate_limit_attr r = { .rate_limit = kbps };
+
+	if (ibv_modify_qp_rate_limit(s->qp, &r))
+		die("%s: ibv_modify_qp_rate_limit: %s", s->name,
+		    strerror(errno));
+}
+
+static int post_rdma(struct side *s, struct side *peer, enum ibv_wr_opcode op,
+		     uint32_t len, uint64_t id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf, .length = len, .lkey = s->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)peer->buf;
+	wr.wr.rdma.rkey = peer->mr->rkey;
+	return ibv_post_send(s->qp, &wr, &bad);
+}
+
+/* SEND @len bytes from @off of s->buf (UD: to @ah, @qpn) */
+static int post_send(struct side *s, struct ibv_qp *qp, uint32_t off,
+		     uint32_t len, uint64_t id, struct ibv_ah *ah,
+		     uint32_t qpn)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf + off, .length = len,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qpn;
+	wr.wr.ud.remote_qkey = QKEY;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int post_recv(struct side *s, struct ibv_qp *qp, uint32_t off,
+		     uint32_t len, uint64_t id)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf + off, .length = len,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/* the next completion on s->cq within @secs; -1 on timeout */
+static int poll_one(struct side *s, double secs, struct ibv_wc *wc)
+{
+	double end = now() + secs;
+	int n;
+
+	do {
+		n = ibv_poll_cq(s->cq, 1, wc);
+		if (n < 0)
+			die("%s: ibv_poll_cq failed", s->name);
+		if (n)
+			return 0;
+		usleep(200);
+	} while (now() < end);
+	return -1;
+}
+
+/* completions until @secs pass with none */
+static unsigned int drain_cq(struct side *s, double secs)
+{
+	struct ibv_wc wc;
+	unsigned int n = 0;
+
+	while (!poll_one(s, secs, &wc))
+		n++;
+	return n;
+}
+
+/* an async event of @type on s->ctx within @secs; others are acked */
+static bool wait_event(struct side *s, enum ibv_event_type type, double secs)
+{
+	double end = now() + secs;
+	struct ibv_async_event ev;
+	struct pollfd pfd = { .fd = s->ctx->async_fd, .events = POLLIN };
+
+	while (now() < end) {
+		int ms = (int)((end - now()) * 1000) + 1;
+
+		if (poll(&pfd, 1, ms) <= 0)
+			continue;
+		if (ibv_get_async_event(s->ctx, &ev))
+			die("%s: ibv_get_async_event: %s", s->name,
+			    strerror(errno));
+		printf("# %s: event %s\n", s->name,
+		       ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+		if (ev.event_type == type)
+			return true;
+	}
+	return false;
+}
+
+/* wait until @p[0] is no longer 0 (the first bytes arrived) */
+static bool wait_first_bytes(volatile uint8_t *p, double secs)
+{
+	double end = now() + secs;
+
+	while (now() < end) {
+		if (*p)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr init;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
+		die("ibv_query_qp: %s", strerror(errno));
+	return a.qp_state;
+}
+
+static void run_dereg(struct side *a, struct side *b, bool read)
+{
+	struct side *src = read ? b : a, *dst = read ? a : b;
+	struct ibv_wc wc;
+	double t0, ms;
+	int err;
+
+	a->qp = qp_create(a, IBV_QPT_RC, NULL);
+	b->qp = qp_create(b, IBV_QPT_RC, NULL);
+	rc_connect(a, b, 0x100);
+	memset(src->buf, 0xa5, BIG_LEN);
+	/* the side whose packets carry the data is paced */
+	set_rate(src, opt.rate_kbps);
+	if (post_rdma(a, b, read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
+		      BIG_LEN, 1))
+		die("post %s: %s", read ? "READ" : "WRITE", strerror(errno));
+	if (!wait_first_bytes(dst->buf, 30))
+		die("no byte of the %s arrived in 30 s", read ? "READ" : "WRITE");
+
+	t0 = now();
+	err = ibv_dereg_mr(b->mr);
+	ms = (now() - t0) * 1000;
+	b->mr = NULL;
+	result("dereg_returns", !err && ms < opt.limit * 1000,
+	       "ibv_dereg_mr during a paced %s: %s after %.1f ms (limit %.0f ms; the %s needs %.0f s)",
+	       read ? "READ" : "WRITE", err ? strerror(err) : "ok", ms,
+	       opt.limit * 1000, read ? "READ" : "WRITE",
+	       BIG_LEN * 8.0 / 1000 / opt.rate_kbps);
+
+	if (poll_one(a, 60, &wc))
+		result("requester_access_error", false, "no completion in 60 s");
+	else
+		result("requester_access_error",
+		       wc.status == IBV_WC_REM_ACCESS_ERR,
+		       "the %s completed with %s", read ? "READ" : "WRITE",
+		       ibv_wc_status_str(wc.status));
+	result("responder_access_event",
+	       wait_event(b, IBV_EVENT_QP_ACCESS_ERR, 30),
+	       "IBV_EVENT_QP_ACCESS_ERR on B");
+	result("responder_in_err", qp_state(b->qp) == IBV_QPS_ERR,
+	       "B's QP in state %d", qp_state(b->qp));
+}
+
+static void run_reset_ud(struct side *a, struct side *b)
+{
+	struct ibv_ah_attr ah_attr = {
+		.is_global = 1,
+		.port_num = 1,
+		.grh = { .dgid = b->gid, .sgid_index = a->gid_index,
+			 .hop_limit = 64 },
+	};
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	unsigned int i, posted = 0, ok = 0, bad = 0, before;
+	int err = 0;
+
+	a->qp = qp_create(a, IBV_QPT_UD, NULL);
+	b->qp = qp_create(b, IBV_QPT_UD, NULL);
+	ah = ibv_create_ah(a->pd, &ah_attr);
+	if (!ah)
+		die("ibv_create_ah: %s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		struct side *s = i ? b : a;
+
+		to_init(s, s->qp);
+		to_rtr(s, s->qp, NULL, 0);
+		to_rts(s, s->qp, 0);
+	}
+	for (i = 0; i < 1000; i++)
+		if (post_send(a, a->qp, 0, MSG_LEN, i, ah, b->qp->qp_num))
+			die("post_send %u before the reset: %s", i,
+			    strerror(errno));
+	to_state(a, a->qp, IBV_QPS_RESET);
+	to_init(a, a->qp);
+	to_rtr(a, a->qp, NULL, 0);
+	to_rts(a, a->qp, 0);
+	before = drain_cq(a, 1);
+
+	for (i = 0; i < SQ_DEPTH; i++) {
+		err = post_send(a, a->qp, 0, MSG_LEN, 10000 + i, ah,
+				b->qp->qp_num);
+		if (err)
+			break;
+		posted++;
+	}
+	result("full_sq_after_reset", posted == SQ_DEPTH,
+	       "%u of %u sends posted after RESET -> RTS (%s); %u completions of the 1000 before",
+	       posted, SQ_DEPTH, err ? strerror(err) : "ok", before);
+	while (ok + bad < posted && !poll_one(a, 30, &wc)) {
+		if (wc.wr_id < 10000)
+			continue;	/* left over from before the reset */
+		if (wc.status == IBV_WC_SUCCESS)
+			ok++;
+		else
+			bad++;
+	}
+	result("sends_complete_after_reset", ok == posted && !bad,
+	       "%u ok, %u failed of %u", ok, bad, posted);
+	ibv_destroy_ah(ah);
+}
+
+static void run_reset_rc(struct side *a, struct side *b)
+{
+	unsigned int i, posted = 0, got = 0, bad = 0, round;
+	struct ibv_wc wc;
+
+	a->qp = qp_create(a, IBV_QPT_RC, NULL);
+	b->qp = qp_create(b, IBV_QPT_RC, NULL);
+	for (round = 0; round < 3; round++) {
+		rc_connect(a, b, 0x1000 * (round + 1));
+		for (i = 0; i < 64; i++)
+			if (post_rdma(a, b, IBV_WR_RDMA_WRITE, 65536, i))
+				break;
+		usleep(20000 * round);
+		to_state(a, a->qp, IBV_QPS_RESET);
+		to_state(b, b->qp, IBV_QPS_RESET);
+		drain_cq(a, 0.5);
+		drain_cq(b, 0.5);
+	}
+	rc_connect(a, b, 0x7000);
+	for (i = 0; i < SQ_DEPTH / 4; i++) {
+		uint32_t off = i * MSG_LEN;
+
+		memset(a->buf + off, (int)(i * 7 + 1), MSG_LEN);
+		if (post_recv(b, b->qp, off, MSG_LEN, i))
+			die("post_recv: %s", strerror(errno));
+	}
+	for (i = 0; i < SQ_DEPTH / 4; i++) {
+		if (post_send(a, a->qp, i * MSG_LEN, MSG_LEN, i, NULL, 0))
+			break;
+		posted++;
+	}
+	result("full_sq_after_reset", posted == SQ_DEPTH / 4,
+	       "%u of %u sends posted after three RESETs under WRITEs",
+	       posted, SQ_DEPTH / 4);
+	while (got + bad < 2 * posted && !poll_one(b, 30, &wc)) {
+		if (wc.status != IBV_WC_SUCCESS)
+			bad++;
+		else if (wc.opcode == IBV_WC_RECV)
+			got++;
+	}
+	for (i = 0; i < got; i++)
+		if (memcmp(a->buf + i * MSG_LEN, b->buf + i * MSG_LEN,
+			   MSG_LEN))
+			break;
+	result("sends_arrive_after_reset", got == posted && !bad && i == got,
+	       "%u of %u received, %u errors, first mismatch at %u", got,
+	       posted, bad, i);
+}
+
+static void run_events(struct side *a, struct side *b)
+{
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq;
+	struct ibv_qp *c;
+	struct ibv_wc wc;
+	bool ok;
+
+	/* COMM_EST: B in RTR receives A's first SEND */
+	a->qp = qp_create(a, IBV_QPT_RC, NULL);
+	b->qp = qp_create(b, IBV_QPT_RC, NULL);
+	to_init(a, a->qp);
+	to_init(b, b->qp);
+	to_rtr(a, a->qp, b, 0x10);
+	to_rtr(b, b->qp, a, 0x10);
+	to_rts(a, a->qp, 0x10);
+	if (post_recv(b, b->qp, 0, MSG_LEN, 1) ||
+	    post_send(a, a->qp, 0, MSG_LEN, 1, NULL, 0))
+		die("post: %s", strerror(errno));
+	result("comm_est", wait_event(b, IBV_EVENT_COMM_EST, 30),
+	       "IBV_EVENT_COMM_EST on B, in RTR");
+	to_rts(b, b->qp, 0x10);
+	drain_cq(a, 0.5);
+	drain_cq(b, 0.5);
+
+	/* SQ_DRAINED: RTS -> SQD under a paced 256 KiB WRITE */
+	set_rate(a, 2000);
+	if (post_rdma(a, b, IBV_WR_RDMA_WRITE, 256 << 10, 2))
+		die("post WRITE: %s", strerror(errno));
+	{
+		struct ibv_qp_attr at = { .qp_state = IBV_QPS_SQD,
+					  .en_sqd_async_notify = 1 };
+
+		if (ibv_modify_qp(a->qp, &at, IBV_QP_STATE |
+				  IBV_QP_EN_SQD_ASYNC_NOTIFY))
+			die("to SQD: %s", strerror(errno));
+	}
+	ok = wait_event(a, IBV_EVENT_SQ_DRAINED, 60);
+	result("sq_drained", ok, "IBV_EVENT_SQ_DRAINED on A");
+	result("sq_drained_after_completion",
+	       ok && !poll_one(a, 1, &wc) && wc.status == IBV_WC_SUCCESS,
+	       "the WRITE completed successfully before the event");
+	to_state(a, a->qp, IBV_QPS_RTS);
+
+	/* LAST_WQE_REACHED: a QP of an SRQ goes to ERR */
+	srq = ibv_create_srq(b->pd, &sattr);
+	if (!srq)
+		die("ibv_create_srq: %s", strerror(errno));
+	c = qp_create(b, IBV_QPT_RC, srq);
+	to_init(b, c);
+	to_state(b, c, IBV_QPS_ERR);
+	result("last_wqe_reached", wait_event(b, IBV_EVENT_QP_LAST_WQE_REACHED, 30),
+	       "IBV_EVENT_QP_LAST_WQE_REACHED for a QP of an SRQ moved to ERR");
+	ibv_destroy_qp(c);
+	ibv_destroy_srq(srq);
+}
+
+static void run_solicited_err(struct side *a, struct side *b)
+{
+	struct pollfd pfd = { .fd = a->chan->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	struct ibv_wc wc;
+	bool fired;
+
+	a->qp = qp_create(a, IBV_QPT_RC, NULL);
+	b->qp = qp_create(b, IBV_QPT_RC, NULL);
+	rc_connect(a, b, 0x20);
+	if (post_recv(a, a->qp, 0, MSG_LEN, 7))
+		die("post_recv: %s", strerror(errno));
+	if (ibv_req_notify_cq(a->cq, 1))
+		die("ibv_req_notify_cq: %s", strerror(errno));
+	to_state(a, a->qp, IBV_QPS_ERR);
+	fired = poll(&pfd, 1, 10000) == 1;
+	if (fired) {
+		if (ibv_get_cq_event(a->chan, &ev_cq, &ev_ctx))
+			die("ibv_get_cq_event: %s", strerror(errno));
+		ibv_ack_cq_events(ev_cq, 1);
+	}
+	result("solicited_only_cq_fires_on_error", fired,
+	       "completion event for a flushed receive on a CQ armed solicited-only");
+	result("flushed_receive",
+	       !poll_one(a, 5, &wc) && wc.wr_id == 7 &&
+	       wc.status == IBV_WC_WR_FLUSH_ERR,
+	       "the receive completed with a flush error");
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: eroce_lifetime [--rate KBPS] [--limit SECS] "
+		"dereg-write|dereg-read|reset-ud|reset-rc|events|solicited-err "
+		"DEV_A GID_A DEV_B GID_B\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "rate", required_argument, NULL, 'r' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ }
+	};
+	struct side a = {}, b = {};
+	const char *mode;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'r': opt.rate_kbps = strtoul(optarg, NULL, 0); break;
+		case 'l': opt.limit = strtod(optarg, NULL); break;
+		default: usage();
+		}
+	}
+	if (argc - optind != 5 || !opt.rate_kbps || opt.limit <= 0)
+		usage();
+	mode = argv[optind];
+	a.name = argv[optind + 1];
+	a.gid_index = atoi(argv[optind + 2]);
+	b.name = argv[optind + 3];
+	b.gid_index = atoi(argv[optind + 4]);
+	side_open(&a, !strcmp(mode, "solicited-err"));
+	side_open(&b, false);
+
+	if (!strcmp(mode, "dereg-write"))
+		run_dereg(&a, &b, false);
+	else if (!strcmp(mode, "dereg-read"))
+		run_dereg(&a, &b, true);
+	else if (!strcmp(mode, "reset-ud"))
+		run_reset_ud(&a, &b);
+	else if (!strcmp(mode, "reset-rc"))
+		run_reset_rc(&a, &b);
+	else if (!strcmp(mode, "events"))
+		run_events(&a, &b);
+	else if (!strcmp(mode, "solicited-err"))
+		run_solicited_err(&a, &b);
+	else
+		usage();
+	return failures ? 1 : 0;
+}
