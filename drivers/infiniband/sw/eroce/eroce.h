@@ -69,6 +69,9 @@ struct eroce_dev {
 	struct eroce_stats __percpu *stats;
 	struct eroce_tuning tuning;	/* tuning/ in sysfs */
 
+	/* truesize of the packets its QPs keep for selective repeat */
+	atomic_t ooo_bytes;
+
 	/* device-wide pacer of max_rate_mbps (eroce_rate.c) */
 	spinlock_t pace_lock;
 	u64 pace_next_ns;		/* read locklessly as a hint */

@@ -181,7 +181,7 @@ static void eroce_dealloc_driver(struct ib_device *ibdev)
 
 	eroce_tuning_sysfs_del(edev);
 	cancel_work_sync(&edev->lo_work);
-	skb_queue_purge(&edev->lo_queue);
+	eroce_xmit_loopback_purge(edev);
 	eroce_res_fini(&edev->res);
 	eroce_stats_fini(edev);
 	if (edev->net)

@@ -151,13 +151,20 @@ struct eroce_rx {
 	u32 psn;
 	void *payload;
 	u32 paylen;
+	/* the receiving VLAN device's id, or -1: skb->dev is not kept */
+	int vlan_id;
 };
 
 /* selective repeat: a request kept until the PSNs before it arrive */
 struct eroce_ooo {
-	struct sk_buff *skb;		/* reference held; NULL: slot empty */
+	/* reference held, no dst, no dev; NULL: slot empty */
+	struct sk_buff *skb;
 	struct eroce_rx pkt;		/* points into skb */
+	u32 truesize;			/* charged to eroce_dev.ooo_bytes */
 };
+
+/* bytes of kept packets a device may hold, over all its QPs */
+#define EROCE_OOO_BUDGET	(16 << 20)
 
 #define EROCE_SR_WINDOW		256	/* PSNs after a hole kept, power of 2 */
 

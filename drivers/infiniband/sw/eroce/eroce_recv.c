@@ -254,6 +254,7 @@ int eroce_recv(struct sock *sk, struct sk_buff *skb)
 	pkt.psn = eroce_bth_psn(pkt.bth);
 	pkt.payload = skb->data + hi.op->hdr_len;
 	pkt.paylen = hi.paylen;
+	pkt.vlan_id = is_vlan_dev(skb->dev) ? vlan_dev_vlan_id(skb->dev) : -1;
 
 	if (hi.op->flags & EROCE_OPF_CNP)
 		eroce_recv_cnp(edev, &pkt, &sgid);

@@ -266,9 +266,9 @@ static void eroce_resp_complete_rwqe(struct eroce_qp *qp,
 		.wc_flags = wc_flags,
 	};
 
-	if (is_vlan_dev(pkt->skb->dev)) {
+	if (pkt->vlan_id >= 0) {
 		cqe.wc_flags |= EROCE_WC_WITH_VLAN;
-		cqe.slid = vlan_dev_vlan_id(pkt->skb->dev);
+		cqe.slid = pkt->vlan_id;
 	}
 	if (info->flags & EROCE_OPF_IMMDT) {
 		const struct eroce_immdt *imm = eroce_hdr(info, pkt->bth,
@@ -684,18 +684,29 @@ static void eroce_resp_execute(struct eroce_qp *qp, struct eroce_rx *pkt)
 }
 
 /* drop every kept packet (the QP fails, resets, or goes back N) */
+/* empty a slot of kept packets; @done: it was executed */
+static void eroce_resp_ooo_release(struct eroce_qp *qp, struct eroce_ooo *slot,
+				   bool done)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+
+	atomic_sub(slot->truesize, &edev->ooo_bytes);
+	if (done)
+		consume_skb(slot->skb);
+	else
+		kfree_skb(slot->skb);
+	slot->skb = NULL;
+	qp->eng.resp.ooo_count--;
+}
+
 static void eroce_resp_ooo_clear(struct eroce_qp *qp)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
 	u32 i;
 
-	for (i = 0; resp->ooo && resp->ooo_count && i < EROCE_SR_WINDOW; i++) {
-		if (resp->ooo[i].skb) {
-			kfree_skb(resp->ooo[i].skb);
-			resp->ooo[i].skb = NULL;
-			resp->ooo_count--;
-		}
-	}
+	for (i = 0; resp->ooo && resp->ooo_count && i < EROCE_SR_WINDOW; i++)
+		if (resp->ooo[i].skb)
+			eroce_resp_ooo_release(qp, &resp->ooo[i], false);
 	resp->ooo_count = 0;
 }
 
@@ -724,7 +735,22 @@ static bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
 	slot = &resp->ooo[pkt->psn & (EROCE_SR_WINDOW - 1)];
 	if (slot->skb)
 		return slot->pkt.psn == pkt->psn;
+	slot->truesize = pkt->skb->truesize;
+	if (atomic_add_return(slot->truesize, &edev->ooo_bytes) >
+	    EROCE_OOO_BUDGET) {
+		atomic_sub(slot->truesize, &edev->ooo_bytes);
+		eroce_stat_inc(edev, EROCE_CNT_SR_OOO_NOT_KEPT);
+		net_dbg_ratelimited("eroce: QP %u: PSN %u not kept: %u bytes of kept packets\n",
+				    qp->ibqp.qp_num, pkt->psn, EROCE_OOO_BUDGET);
+		return false;
+	}
+	/*
+	 * What executing it later needs is in slot->pkt; the route and the
+	 * receiving netdev may be gone by then.
+	 */
 	slot->skb = skb_get(pkt->skb);
+	skb_dst_drop(slot->skb);
+	slot->skb->dev = NULL;
 	slot->pkt = *pkt;
 	resp->ooo_count++;
 	return true;
@@ -749,10 +775,10 @@ static void eroce_resp_drain(struct eroce_qp *qp)
 
 		if (!slot->skb || slot->pkt.psn != resp->epsn)
 			break;
-		skb = slot->skb;
+		/* out of the slot first: a failing QP clears every slot */
+		skb = skb_get(slot->skb);
 		pkt = slot->pkt;
-		slot->skb = NULL;
-		resp->ooo_count--;
+		eroce_resp_ooo_release(qp, slot, true);
 		eroce_resp_execute(qp, &pkt);
 		consume_skb(skb);
 		if (resp->epsn == before) {
@@ -767,11 +793,8 @@ static void eroce_resp_drain(struct eroce_qp *qp)
 	for (i = 0; resp->ooo_count && i < EROCE_SR_WINDOW; i++) {
 		struct eroce_ooo *slot = &resp->ooo[i];
 
-		if (slot->skb && eroce_psn_before(slot->pkt.psn, resp->epsn)) {
-			kfree_skb(slot->skb);
-			slot->skb = NULL;
-			resp->ooo_count--;
-		}
+		if (slot->skb && eroce_psn_before(slot->pkt.psn, resp->epsn))
+			eroce_resp_ooo_release(qp, slot, false);
 	}
 	if (!placed)
 		return;

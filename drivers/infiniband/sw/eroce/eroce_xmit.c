@@ -169,6 +169,8 @@ static int eroce_xmit_loopback(struct eroce_dev *edev,
 		return -ENOBUFS;
 	}
 	skb_dst_drop(skb);
+	/* held until the work item received it: ndev may go meanwhile */
+	dev_hold(ndev);
 	skb->dev = ndev;
 	skb->pkt_type = PACKET_HOST;
 	/* as the UDP tunnel hands packets over: data at the UDP header */
@@ -185,9 +187,24 @@ void eroce_xmit_loopback_work(struct work_struct *work)
 	struct sk_buff *skb;
 
 	local_bh_disable();
-	while ((skb = skb_dequeue(&edev->lo_queue)))
+	while ((skb = skb_dequeue(&edev->lo_queue))) {
+		struct net_device *ndev = skb->dev;
+
 		eroce_recv(NULL, skb);
+		dev_put(ndev);		/* held by eroce_xmit_loopback() */
+	}
 	local_bh_enable();
+}
+
+/* drop the looped-back packets not received yet (device teardown) */
+void eroce_xmit_loopback_purge(struct eroce_dev *edev)
+{
+	struct sk_buff *skb;
+
+	while ((skb = skb_dequeue(&edev->lo_queue))) {
+		dev_put(skb->dev);
+		kfree_skb(skb);
+	}
 }
 
 /* the IPv4 route of @av: from @route when it holds a valid one */

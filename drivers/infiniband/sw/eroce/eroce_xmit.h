@@ -24,6 +24,7 @@ int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
 int eroce_qp_xmit(struct eroce_qp *qp, struct sk_buff *skb);
 void eroce_qp_route_forget(struct eroce_qp *qp);
 void eroce_xmit_loopback_work(struct work_struct *work);
+void eroce_xmit_loopback_purge(struct eroce_dev *edev);
 
 /* looped-back packets waiting for the receive path, per device */
 #define EROCE_LOOPBACK_QLEN	4096
