@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* the module's eroce_crc32.c, unchanged, in the KUnit module */
+#include "../../drivers/infiniband/sw/eroce/eroce_crc32.c"
