@@ -28,9 +28,10 @@ modules:
 provider:
 	$(MAKE) -C userspace
 
-# test programs run inside the guest (selftests/tools)
+# test programs run inside the guest (selftests/tools, selftests/kmod)
 tools: provider
 	$(MAKE) -C selftests/tools
+	$(MAKE) -C $(KDIR) M=$(SRCDIR)/selftests/kmod W=1 modules
 
 install: all
 	$(MAKE) -C $(KDIR) M=$(SRCDIR) INSTALL_MOD_PATH=$(DESTDIR) \
@@ -107,4 +108,5 @@ clean:
 	$(MAKE) -C userspace clean
 	$(MAKE) -C tests/unit clean
 	$(MAKE) -C selftests/tools clean
+	$(MAKE) -C $(KDIR) M=$(SRCDIR)/selftests/kmod clean
 	$(MAKE) -C selftests/bench clean

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# vm-timeout: 400
+# vm-timeout: 500
 #
 # lifetimes.sh: what a peer or a racing engine must not be able to do to
 # local objects (Documentation/design.rst "QP state and the engines",
@@ -19,6 +19,16 @@
 #     LAST_WQE_REACHED.
 #   - solicited-err: a CQ armed for solicited completions only fires for
 #     an error completion.
+#   - selftests/kmod/eroce_kconsumer.ko, a kernel consumer, posts a send
+#     and a receive on a QP in ERR with interrupts off (as ib_mad posts):
+#     both complete with a flush error, and no warning (the debug kernel's
+#     lockdep catches bottom halves enabled with interrupts off).
+#   - the VLAN device a connection runs over is deleted while selective
+#     repeat keeps packets that came in on it (3% loss on veth1, WRITEs
+#     over VLAN 200): both ends give up within 90 s, the kept packets no
+#     longer reference the netdev (a use-after-free before; KASAN shows
+#     it on the debug kernel), and eroce2 still carries a pingpong over
+#     its base GID afterwards.
 # Run: selftests/run_vm.sh selftests/eroce/lifetimes.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -52,7 +62,74 @@ lt() {
 	fi
 }
 
-ktap_plan 19
+# vlan_gone_under_sr: the VLAN device under a selective-repeat transfer
+# is deleted on the receiving side
+vlan_gone_under_sr() {
+	local spid cpid g1 g2 i placed
+	local INTEGRITY="$EROCE_ROOT/selftests/tools/eroce_integrity"
+
+	ns1 ip link add link veth1 name veth1.200 type vlan id 200 &&
+		ns2 ip link add link veth2 name veth2.200 type vlan id 200 &&
+		ns1 ip addr add 198.18.200.1/24 dev veth1.200 &&
+		ns2 ip addr add 198.18.200.2/24 dev veth2.200 &&
+		ns1 ip link set veth1.200 up && ns2 ip link set veth2.200 up &&
+		wait_for 10 has_gid eroce1 "$(ipv4_gid 198.18.200.1)" &&
+		wait_for 10 has_gid eroce2 "$(ipv4_gid 198.18.200.2)" ||
+		{ ktap_fail vlan_gone_under_sr_setup "VLAN 200 GIDs did not appear"; ktap_skip vlan_gone_under_sr_ends "no setup"; ktap_skip vlan_gone_under_sr_device_survives "no setup"; return; }
+	ktap_ok vlan_gone_under_sr_setup
+	g1=$(gid_index_of eroce1 198.18.200.1)
+	g2=$(gid_index_of eroce2 198.18.200.2)
+	echo sr >"$IBSYS/eroce1/tuning/loss_recovery"
+	echo sr >"$IBSYS/eroce2/tuning/loss_recovery"
+	stat_snap eroce2/1 "$RDMA_TMP/b2"
+	netem_set "$NS1" veth1 loss 3%
+	ns2 "$INTEGRITY" -d eroce2 -g "$g2" -p 18800 -t 120 >"$RDMA_TMP/vsrv.out" 2>&1 &
+	spid=$!
+	wait_for 15 tcp_listening "$NS2" 18800
+	ns1 "$INTEGRITY" -d eroce1 -g "$g1" -p 18800 -t 120 -q 4 -o write -b 64M \
+		198.18.200.2 >"$RDMA_TMP/vcli.out" 2>&1 &
+	cpid=$!
+	# delete it once packets have been kept and placed
+	for i in $(seq 1 60); do
+		placed=$(stat_delta eroce2/1 "$RDMA_TMP/b2" ooo_packets_placed)
+		[ "${placed:-0}" -gt 0 ] && break
+		sleep 0.5
+	done
+	ns2 ip link del veth2.200
+	ktap_diag "VLAN device deleted after ${placed:-0} kept packets placed"
+	for i in $(seq 1 180); do
+		kill -0 "$cpid" 2>/dev/null || kill -0 "$spid" 2>/dev/null || break
+		sleep 0.5
+	done
+	ktap_result vlan_gone_under_sr_ends "$(! kill -0 "$cpid" 2>/dev/null && ! kill -0 "$spid" 2>/dev/null; echo $?)" \
+		"eroce_integrity still running 90 s after the VLAN device went"
+	kill "$cpid" "$spid" 2>/dev/null
+	wait "$cpid" "$spid" 2>/dev/null
+	netem_clear "$NS1" veth1
+	echo default >"$IBSYS/eroce1/tuning/profile"
+	echo default >"$IBSYS/eroce2/tuning/profile"
+	ns1 ip link del veth1.200 2>/dev/null
+	ktap_check vlan_gone_under_sr_device_survives \
+		srv_cli 60 "$NS2" "$NS1" ibv_rc_pingpong -d eroce2 -g "$G2" -n 100 -c -- \
+		ibv_rc_pingpong -d eroce1 -g "$G1" -n 100 -c 198.18.0.2
+}
+
+# the kernel consumer module, built against the running kernel
+KCONSUMER="${EROCE_KMOD_DIR:-$EROCE_ROOT/selftests/kmod}/eroce_kconsumer.ko"
+
+kernel_consumer() {
+	if run insmod "$KCONSUMER" dev=eroce1; then
+		rmmod eroce_kconsumer
+		ktap_diag "$(dmesg | grep -o 'eroce_kconsumer: .*' | tail -n 5 | tr '\n' ';')"
+		ktap_ok kernel_consumer_posts_irqs_off
+	else
+		ktap_diag "$LAST_OUT"
+		ktap_diag "$(dmesg | grep -o 'eroce_kconsumer: .*' | tail -n 5 | tr '\n' ';')"
+		ktap_fail kernel_consumer_posts_irqs_off "insmod eroce_kconsumer.ko failed"
+	fi
+}
+
+ktap_plan 23
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -64,5 +141,7 @@ lt reset-ud 2
 lt reset-rc 2
 lt events 4
 lt solicited-err 2
+kernel_consumer
+vlan_gone_under_sr
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
 ktap_finish
