@@ -5,11 +5,13 @@
  *
  * RC completes in order.  An ACK for PSN p acknowledges every request
  * packet up to p; a read response or atomic ACK also acknowledges all
- * that came before its request.  A sequence NAK rewinds the requester to
- * the PSN the responder expects (go-back-N), an RNR NAK waits the
- * responder's RNR time first, and the fatal NAKs complete the entry in
- * error and move the QP to the error state.  Responses that fit nothing
- * outstanding are counted and dropped.
+ * that came before its request.  What the transport does about them is
+ * the sender's business (eroce_req.c): the completer reports each event
+ * through eroce_req_una(), eroce_req_answered(), eroce_req_seq_nak(),
+ * eroce_req_rnr_nak() and eroce_req_responded(), and writes no requester
+ * state itself.  The fatal NAKs complete the entry in error and move the
+ * QP to the error state.  Responses that fit nothing outstanding are
+ * counted and dropped.
  *
  * Context: receive softirq.  Locks: the caller holds qp->eng.lock.
  */
@@ -75,11 +77,7 @@ static void eroce_comp_ack_until(struct eroce_qp *qp, u32 psn)
 	if (w && eroce_comp_is_rd_atomic(w) &&
 	    eroce_psn_before(w->resp_psn, una))
 		una = w->resp_psn;
-	if (eroce_psn_after(una, req->una_psn)) {
-		req->una_psn = una;
-		req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
-		req->backoff = 0;
-	}
+	eroce_req_una(qp, una, true);
 	/* acknowledged past where a rewind left the requester: skip ahead */
 	if (eroce_psn_after(psn, req->psn))
 		eroce_req_rewind(qp, psn);
@@ -113,34 +111,13 @@ static void eroce_comp_check_lost_response(struct eroce_qp *qp, u32 psn)
 static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn, bool sr)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
-	struct eroce_req *req = &qp->eng.req;
 	enum ib_wc_status status;
 
 	switch (eroce_syn_value(syn)) {
 	case EROCE_NAK_PSN_SEQ_ERR:
 		eroce_stat_inc(edev, EROCE_CNT_SEQ_NAK_RCVD);
-		/*
-		 * Sequence NAKs cost no retry: each one follows a loss the
-		 * responder saw, and it sends one per hole; the retransmit
-		 * timer bounds a peer that makes no progress at all.  One
-		 * that trails an RNR NAK changes nothing: the RNR wait
-		 * resends from the same PSN.
-		 */
-		if (req->rnr_wait && psn == req->una_psn)
-			return;
 		eroce_comp_ack_until(qp, psn);
-		eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_NAK);
-		/*
-		 * Selective repeat: the responder kept what followed @psn
-		 * (it says so in the NAK), and we offered it: send @psn
-		 * alone.  Otherwise, and for reads and atomics, go back N.
-		 */
-		if (sr && READ_ONCE(edev->tuning.loss_recovery) == EROCE_LOSS_SR &&
-		    eroce_req_resend_one(qp, psn)) {
-			eroce_stat_inc(edev, EROCE_CNT_SR_RETRANSMITS);
-			return;
-		}
-		eroce_req_rewind(qp, psn);
+		eroce_req_seq_nak(qp, psn, sr);
 		return;
 	case EROCE_NAK_INVALID_REQ:
 		status = IB_WC_REM_INV_REQ_ERR;
@@ -166,40 +143,29 @@ static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn, bool sr)
 static void eroce_comp_rnr(struct eroce_qp *qp, u32 psn, u8 syn)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
-	struct eroce_req *req = &qp->eng.req;
-	u8 rnr_retry = READ_ONCE(qp->attrs.rnr_retry);
 
 	eroce_stat_inc(edev, EROCE_CNT_RNR_NAK_RCVD);
 	eroce_comp_ack_until(qp, psn);
-	if (rnr_retry != 7) {
-		if (!req->rnr_retry_left) {
-			eroce_stat_inc(edev, EROCE_CNT_RNR_RETRY_EXCEEDED);
-			if (eroce_comp_oldest_sent(qp))
-				eroce_req_complete_tail(qp,
-							IB_WC_RNR_RETRY_EXC_ERR);
-			eroce_qp_fatal(qp, 0);
-			return;
-		}
-		req->rnr_retry_left--;
-	}
-	eroce_req_rewind(qp, psn);
-	req->rnr_wait = true;
-	eroce_req_arm_timer(qp, (u64)eroce_rnr_timer_usec(eroce_syn_value(syn)) *
-			    NSEC_PER_USEC);
+	if (eroce_req_rnr_nak(qp, psn,
+			      eroce_rnr_timer_usec(eroce_syn_value(syn))))
+		return;
+	eroce_stat_inc(edev, EROCE_CNT_RNR_RETRY_EXCEEDED);
+	if (eroce_comp_oldest_sent(qp))
+		eroce_req_complete_tail(qp, IB_WC_RNR_RETRY_EXC_ERR);
+	eroce_qp_fatal(qp, 0);
 }
 
 static void eroce_comp_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	const struct eroce_aeth *aeth = eroce_hdr(pkt->info, pkt->bth,
 						  EROCE_HDR_AETH);
-	struct eroce_req *req = &qp->eng.req;
 	u8 syn = eroce_aeth_syn(aeth);
 
 	switch (eroce_syn_type(syn)) {
 	case EROCE_SYN_ACK:
 		eroce_comp_ack_until(qp, eroce_psn_add(pkt->psn, 1));
 		eroce_comp_check_lost_response(qp, pkt->psn);
-		req->rnr_retry_left = READ_ONCE(qp->attrs.rnr_retry);
+		eroce_req_ack_rcvd(qp);
 		break;
 	case EROCE_SYN_RNR_NAK:
 		eroce_comp_rnr(qp, pkt->psn, syn);
@@ -285,8 +251,7 @@ static void eroce_comp_update_una(struct eroce_qp *qp)
 			return;		/* a send or write waits for its ACK */
 		una = w->resp_psn;
 	}
-	if (eroce_psn_after(una, req->una_psn))
-		req->una_psn = una;
+	eroce_req_una(qp, una, false);
 }
 
 /* complete, in order, the oldest entries whose responses are all in */
@@ -310,7 +275,6 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	u32 mtu = ib_mtu_enum_to_int(READ_ONCE(qp->attrs.path_mtu));
-	struct eroce_req *req = &qp->eng.req;
 	struct eroce_sge_iter it;
 	struct eroce_swqe *w;
 	u32 off;
@@ -359,8 +323,7 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 		eroce_qp_fatal(qp, 0);
 		return 0;
 	}
-	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
-	req->backoff = 0;
+	eroce_req_answered(qp);
 
 	if (d > 0) {
 		w->ooo |= BIT_ULL(d - 1);
@@ -385,7 +348,6 @@ static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	const struct eroce_atmack *ack = eroce_hdr(pkt->info, pkt->bth,
 						   EROCE_HDR_ATMACK);
-	struct eroce_req *req = &qp->eng.req;
 	struct eroce_sge_iter it;
 	struct eroce_swqe *w;
 	u64 orig;
@@ -403,8 +365,7 @@ static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 			    w->wqe->num_sge);
 	err = eroce_sge_copy(&edev->res, qp->ibqp.pd, &it, &orig,
 			     sizeof(orig), true);
-	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
-	req->backoff = 0;
+	eroce_req_answered(qp);
 	eroce_req_complete_tail(qp, err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS);
 	if (err) {
 		eroce_qp_fatal(qp, 0);
@@ -456,19 +417,5 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return;
 	}
 
-	if (req->una_psn != una)
-		eroce_req_acked(qp);
-	/*
-	 * Only progress restarts the retransmit timer: a peer repeating
-	 * the same ACK must not keep a stuck QP from timing out.
-	 */
-	if (req->una_psn != una || qp->sq.consumer != tail || !req->timer_armed ||
-	    req->rnr_wait)
-		eroce_req_progress(qp);
-	/*
-	 * New entries go out now; with nothing left unacknowledged, the
-	 * provider must ring for the next ones (eroce_req_sq_idle()).
-	 */
-	if (eroce_req_has_work(qp) || eroce_req_sq_idle(qp))
-		eroce_qp_kick(qp);
+	eroce_req_responded(qp, una, tail);
 }

@@ -240,14 +240,16 @@ void eroce_req_check_drained(struct eroce_qp *qp);
 /* eroce_req.c */
 bool eroce_req_run(struct eroce_qp *qp);
 bool eroce_req_resend_one(struct eroce_qp *qp, u32 psn);
-bool eroce_req_has_work(struct eroce_qp *qp);
-bool eroce_req_sq_idle(struct eroce_qp *qp);
 void eroce_req_rewind(struct eroce_qp *qp, u32 psn);
 void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w);
 void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status);
 void eroce_req_arm_timer(struct eroce_qp *qp, u64 ns);
-void eroce_req_progress(struct eroce_qp *qp);
-void eroce_req_acked(struct eroce_qp *qp);
+void eroce_req_una(struct eroce_qp *qp, u32 una, bool ack);
+void eroce_req_answered(struct eroce_qp *qp);
+void eroce_req_ack_rcvd(struct eroce_qp *qp);
+void eroce_req_seq_nak(struct eroce_qp *qp, u32 psn, bool sr);
+bool eroce_req_rnr_nak(struct eroce_qp *qp, u32 psn, u32 usec);
+void eroce_req_responded(struct eroce_qp *qp, u32 una, u32 tail);
 void eroce_req_flush(struct eroce_qp *qp);
 enum hrtimer_restart eroce_req_timer(struct hrtimer *timer);
 

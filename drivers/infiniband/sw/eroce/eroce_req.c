@@ -7,9 +7,12 @@
  * SEND and WRITE messages into path-MTU packets, sends READ and atomic
  * requests, and keeps what it needs to retransmit: go-back-N from any PSN
  * (eroce_req_rewind()), driven by sequence NAKs, RNR NAKs and the
- * retransmit timer.  Entries leave the SQ in order when the completer
- * completes them (eroce_req_complete_tail()), which is also when
- * userspace sees their slots free again.
+ * retransmit timer.  The retransmission policy (retries, RNR waits,
+ * selective repeat, timers, RTT) lives here alone, behind the sender's
+ * events the completer reports (eroce_req_una() and the calls after it).
+ * Entries leave the SQ in order when the completer completes them
+ * (eroce_req_complete_tail()), which is also when userspace sees their
+ * slots free again.
  *
  * UD (and the GSI QP) send each entry as one packet and complete it once
  * it is handed to the IP stack.
@@ -152,7 +155,7 @@ static u32 eroce_req_ackreq_every(struct eroce_qp *qp)
 }
 
 /* is there something for the requester to send (or to fetch and send)? */
-bool eroce_req_has_work(struct eroce_qp *qp)
+static bool eroce_req_has_work(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
 
@@ -218,7 +221,7 @@ static u64 eroce_req_pto_ns(struct eroce_qp *qp, u64 rto)
  * With loss_recovery tlp or sr the timer first runs the shorter probe
  * timeout.
  */
-void eroce_req_progress(struct eroce_qp *qp)
+static void eroce_req_progress(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
 	u64 rto, pto;
@@ -247,7 +250,7 @@ void eroce_req_progress(struct eroce_qp *qp)
  * if covered, gives an RTT sample (Karn: a rewind over it cancelled the
  * timing), and the next tail may be probed again.
  */
-void eroce_req_acked(struct eroce_qp *qp)
+static void eroce_req_acked(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
 	s64 r, err;
@@ -467,30 +470,41 @@ static bool eroce_req_ackreq(struct eroce_qp *qp, bool last,
 	       READ_ONCE(qp->sq.ctrl->producer) == req->cur + 1;
 }
 
-/* send the next packet of the entry at req->cur; 0 or an errno */
-static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
+/* the next packet of an RC entry, as eroce_req_plan() lays it out */
+struct eroce_req_seg {
+	u32 off;		/* of its payload (READ: of the rest) */
+	u32 paylen;		/* payload bytes it carries */
+	u32 npkts;		/* PSNs it takes: a READ request all its responses */
+	bool first;
+	bool last;
+};
+
+/*
+ * Lay out the next packet of @w: its place in the message, and on the
+ * first transmission the entry's PSN range.  Going back over a READ asks
+ * only for the responses that have not come.  Returns false when there is
+ * nothing to send: the READ is complete, the requester moved past it.
+ */
+static bool eroce_req_plan(struct eroce_qp *qp, struct eroce_swqe *w,
+			   struct eroce_req_seg *seg)
 {
-	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	const struct eroce_send_wqe *wqe = w->wqe;
 	struct eroce_req *req = &qp->eng.req;
-	const struct eroce_opcode_info *info;
 	u32 mtu = eroce_qp_mtu(qp);
-	u32 off = req->cur_offset;
-	u32 paylen = 0, npkts = 1;
-	bool first = !off, last = true;
-	struct sk_buff *skb;
-	struct eroce_bth *bth;
-	bool retransmit;
-	u32 psn, wire_len;
-	u8 opcode;
-	int err;
 
+	seg->off = req->cur_offset;
+	seg->first = !seg->off;
+	seg->last = true;
+	seg->paylen = 0;
+	seg->npkts = 1;
 	if (!eroce_wqe_is_rd_atomic(wqe)) {
-		paylen = min(mtu, w->length - off);
-		last = off + paylen == w->length;
+		seg->paylen = min(mtu, w->length - seg->off);
+		seg->last = seg->off + seg->paylen == w->length;
 	} else if (wqe->opcode == IB_UVERBS_WR_RDMA_READ) {
-		npkts = max_t(u32, 1, DIV_ROUND_UP(w->length - off, mtu));
+		seg->npkts = max_t(u32, 1, DIV_ROUND_UP(w->length - seg->off,
+							mtu));
 	}
+
 	if (!w->psn_valid) {
 		/* first transmission: this entry's PSN range */
 		u32 total = eroce_wqe_is_atomic(wqe) ? 1 :
@@ -501,37 +515,33 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 		w->resp_psn = req->psn;
 		w->psn_valid = true;
 	} else if (wqe->opcode == IB_UVERBS_WR_RDMA_READ) {
-		/* going back over a read: ask only for what has not come */
 		u32 got = eroce_psn_diff(w->resp_psn, w->first_psn);
 
 		if (w->done) {
 			req->cur++;
 			req->cur_offset = 0;
 			req->psn = eroce_psn_add(w->last_psn, 1);
-			return 0;
+			return false;
 		}
-		if (got * mtu > off) {
-			off = got * mtu;
+		if (got * mtu > seg->off) {
+			seg->off = got * mtu;
 			req->psn = w->resp_psn;
-			npkts = max_t(u32, 1, DIV_ROUND_UP(w->length - off, mtu));
+			seg->npkts = max_t(u32, 1,
+					   DIV_ROUND_UP(w->length - seg->off,
+							mtu));
 		}
 	}
+	return true;
+}
 
-	opcode = eroce_req_opcode(wqe, first, last);
-	info = eroce_opcode_info(opcode);
-	retransmit = eroce_psn_before(req->psn, req->max_psn);
-	if (retransmit) {
-		eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_PACKETS);
-	} else if (!req->rtt_timing) {
-		/* a first transmission: time it */
-		req->rtt_timing = true;
-		req->rtt_psn = req->psn;
-		req->rtt_start_ns = ktime_get_ns();
-	}
-	skb = eroce_pkt_alloc(opcode, paylen);
-	if (!skb)
-		return -ENOMEM;
-	bth = eroce_pkt_bth(skb);
+/* the BTH of a request packet at req->psn */
+static void eroce_req_fill_bth(struct eroce_qp *qp, struct eroce_bth *bth,
+			       const struct eroce_send_wqe *wqe, bool last,
+			       bool retransmit)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	struct eroce_req *req = &qp->eng.req;
+
 	eroce_bth_set_qpn(bth, READ_ONCE(qp->attrs.dest_qp_num));
 	eroce_bth_set_psn(bth, req->psn);
 	if (last && (wqe->send_flags & EROCE_SEND_SOLICITED))
@@ -543,6 +553,14 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 		eroce_bth_set_ackreq(bth, true);
 		req->since_ackreq = 0;
 	}
+}
+
+/* the extension headers @info's opcode carries, from the entry */
+static void eroce_req_fill_ext(const struct eroce_opcode_info *info,
+			       struct eroce_bth *bth,
+			       const struct eroce_swqe *w, u32 off)
+{
+	const struct eroce_send_wqe *wqe = w->wqe;
 
 	if (info->flags & EROCE_OPF_RETH) {
 		struct eroce_reth *reth = eroce_hdr(info, bth, EROCE_HDR_RETH);
@@ -561,7 +579,7 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 	}
 	if (info->flags & EROCE_OPF_IETH)
 		eroce_ieth_init(eroce_hdr(info, bth, EROCE_HDR_IETH), wqe->ex);
-	if (info->flags & EROCE_OPF_ATMETH) {
+	if (info->flags & EROCE_OPF_ATMETH)
 		eroce_atmeth_init(eroce_hdr(info, bth, EROCE_HDR_ATMETH),
 				  wqe->wr.atomic.remote_addr,
 				  wqe->wr.atomic.rkey,
@@ -569,21 +587,19 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 				  wqe->wr.atomic.swap :
 				  wqe->wr.atomic.compare_add,
 				  wqe->wr.atomic.compare_add);
-	}
-	if (paylen) {
-		err = eroce_req_copy_payload(qp, w, off, eroce_pkt_payload(skb),
-					     paylen);
-		if (err) {
-			kfree_skb(skb);
-			return err;
-		}
-	}
+}
 
-	if (eroce_wqe_is_rd_atomic(wqe)) {
+/* a packet of @seg is built: move the requester past it */
+static void eroce_req_advance(struct eroce_qp *qp, struct eroce_swqe *w,
+			      const struct eroce_req_seg *seg)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	if (eroce_wqe_is_rd_atomic(w->wqe)) {
 		req->cur_offset = w->length;
-		req->psn = eroce_psn_add(req->psn, npkts);
+		req->psn = eroce_psn_add(req->psn, seg->npkts);
 	} else {
-		req->cur_offset += paylen;
+		req->cur_offset += seg->paylen;
 		req->psn = eroce_psn_add(req->psn, 1);
 	}
 	if (req->cur_offset >= w->length) {
@@ -592,6 +608,59 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 	}
 	if (eroce_psn_after(req->psn, req->max_psn))
 		req->max_psn = req->psn;
+}
+
+/* count a retransmission, or time a first transmission (RTT sample) */
+static bool eroce_req_note_tx(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	if (eroce_psn_before(req->psn, req->max_psn)) {
+		eroce_stat_inc(to_eroce_dev(qp->ibqp.device),
+			       EROCE_CNT_RETRANSMIT_PACKETS);
+		return true;
+	}
+	if (!req->rtt_timing) {
+		req->rtt_timing = true;
+		req->rtt_psn = req->psn;
+		req->rtt_start_ns = ktime_get_ns();
+	}
+	return false;
+}
+
+/* send the next packet of the entry at req->cur; 0 or an errno */
+static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
+{
+	const struct eroce_opcode_info *info;
+	struct eroce_req_seg seg;
+	struct sk_buff *skb;
+	struct eroce_bth *bth;
+	bool retransmit;
+	u32 psn, wire_len;
+	u8 opcode;
+	int err;
+
+	if (!eroce_req_plan(qp, w, &seg))
+		return 0;
+	opcode = eroce_req_opcode(w->wqe, seg.first, seg.last);
+	info = eroce_opcode_info(opcode);
+	retransmit = eroce_req_note_tx(qp);
+	skb = eroce_pkt_alloc(opcode, seg.paylen);
+	if (!skb)
+		return -ENOMEM;
+	bth = eroce_pkt_bth(skb);
+	eroce_req_fill_bth(qp, bth, w->wqe, seg.last, retransmit);
+	eroce_req_fill_ext(info, bth, w, seg.off);
+	if (seg.paylen) {
+		err = eroce_req_copy_payload(qp, w, seg.off,
+					     eroce_pkt_payload(skb),
+					     seg.paylen);
+		if (err) {
+			kfree_skb(skb);
+			return err;
+		}
+	}
+	eroce_req_advance(qp, w, &seg);
 
 	psn = eroce_bth_psn(bth);
 	wire_len = skb->len;
@@ -761,6 +830,112 @@ static enum ib_wc_status eroce_req_errno_status(int err)
 	}
 }
 
+/*
+ * The sender's events.  The completer matches responses to SQ entries and
+ * completes them; what the transport does about acknowledgments, NAKs and
+ * timeouts (which PSN is outstanding, how many retries are left, what is
+ * sent again and when) is decided here, behind these calls and the
+ * retransmit timer.  Context: engine lock held.
+ */
+
+/**
+ * eroce_req_una() - every request PSN before @una is answered
+ * @qp: an RC QP
+ * @una: the oldest PSN still unanswered
+ * @ack: an acknowledgment moved it (the retries start over), not a read
+ *	response or atomic ACK (eroce_req_answered() covers those)
+ */
+void eroce_req_una(struct eroce_qp *qp, u32 una, bool ack)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (!eroce_psn_after(una, req->una_psn))
+		return;
+	req->una_psn = una;
+	if (ack)
+		eroce_req_answered(qp);
+}
+
+/**
+ * eroce_req_answered() - the peer answered a request: the retries and the
+ * backoff start over
+ * @qp: an RC QP
+ */
+void eroce_req_answered(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	lockdep_assert_held(&qp->eng.lock);
+	req->retry_left = READ_ONCE(qp->attrs.retry_cnt);
+	req->backoff = 0;
+}
+
+/* an ACK (not an RNR NAK) came: the RNR retries start over */
+void eroce_req_ack_rcvd(struct eroce_qp *qp)
+{
+	lockdep_assert_held(&qp->eng.lock);
+	qp->eng.req.rnr_retry_left = READ_ONCE(qp->attrs.rnr_retry);
+}
+
+/**
+ * eroce_req_seq_nak() - the responder expects @psn
+ * @qp: an RC QP; what came before @psn is acknowledged already
+ * @psn: the PSN the sequence NAK names
+ * @sr: the responder kept what followed @psn (selective repeat)
+ *
+ * Sequence NAKs cost no retry: each one follows a loss the responder
+ * saw, and it sends one per hole; the retransmit timer bounds a peer that
+ * makes no progress at all.  One that trails an RNR NAK changes nothing:
+ * the RNR wait resends from the same PSN.
+ */
+void eroce_req_seq_nak(struct eroce_qp *qp, u32 psn, bool sr)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	struct eroce_req *req = &qp->eng.req;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (req->rnr_wait && psn == req->una_psn)
+		return;
+	eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_NAK);
+	/*
+	 * Selective repeat: the responder kept what followed @psn and we
+	 * offered it: send @psn alone.  Otherwise, and for reads and
+	 * atomics, go back N.
+	 */
+	if (sr && READ_ONCE(edev->tuning.loss_recovery) == EROCE_LOSS_SR &&
+	    eroce_req_resend_one(qp, psn)) {
+		eroce_stat_inc(edev, EROCE_CNT_SR_RETRANSMITS);
+		return;
+	}
+	eroce_req_rewind(qp, psn);
+}
+
+/**
+ * eroce_req_rnr_nak() - the responder had no receive WQE for @psn
+ * @qp: an RC QP; what came before @psn is acknowledged already
+ * @psn: the PSN the RNR NAK names
+ * @usec: the responder's minimum RNR time
+ *
+ * Return: false when rnr_retry is used up: the caller fails the entry
+ * and the QP.
+ */
+bool eroce_req_rnr_nak(struct eroce_qp *qp, u32 psn, u32 usec)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (READ_ONCE(qp->attrs.rnr_retry) != 7) {
+		if (!req->rnr_retry_left)
+			return false;
+		req->rnr_retry_left--;
+	}
+	eroce_req_rewind(qp, psn);
+	req->rnr_wait = true;
+	eroce_req_arm_timer(qp, (u64)usec * NSEC_PER_USEC);
+	return true;
+}
+
 /**
  * eroce_req_sq_idle() - the SQ ran dry: does the provider need to ring?
  * @qp: the QP
@@ -773,7 +948,7 @@ static enum ib_wc_status eroce_req_errno_status(int err)
  * Context: engine lock held (requester or completer).
  * Return: true when entries arrived while the doorbell was being armed.
  */
-bool eroce_req_sq_idle(struct eroce_qp *qp)
+static bool eroce_req_sq_idle(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
 
@@ -792,6 +967,32 @@ bool eroce_req_sq_idle(struct eroce_qp *qp)
 		return false;
 	eroce_ring_flags_clear(&qp->sq, EROCE_RING_NEED_DOORBELL);
 	return true;
+}
+
+/**
+ * eroce_req_responded() - a response was processed
+ * @qp: an RC QP
+ * @una: una_psn before it
+ * @tail: the SQ's consumer index before it
+ *
+ * Times the round trip when the timed PSN is acknowledged, restarts the
+ * retransmit timer on progress only (a peer repeating the same ACK must
+ * not keep a stuck QP from timing out), and lets new entries go out now;
+ * with nothing left unacknowledged, the provider must ring for the next
+ * ones (eroce_req_sq_idle()).
+ */
+void eroce_req_responded(struct eroce_qp *qp, u32 una, u32 tail)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (req->una_psn != una)
+		eroce_req_acked(qp);
+	if (req->una_psn != una || qp->sq.consumer != tail ||
+	    !req->timer_armed || req->rnr_wait)
+		eroce_req_progress(qp);
+	if (eroce_req_has_work(qp) || eroce_req_sq_idle(qp))
+		eroce_qp_kick(qp);
 }
 
 /*

@@ -66,11 +66,6 @@ void eroce_ring_consume_discard(struct eroce_ring *ring);
 u32 eroce_ring_flags_set(struct eroce_ring *ring, u32 bits);
 u32 eroce_ring_flags_clear(struct eroce_ring *ring, u32 bits);
 
-static inline u32 eroce_ring_flags(const struct eroce_ring *ring)
-{
-	return READ_ONCE(ring->ctrl->flags);
-}
-
 /* slot @index (free running) of @ring */
 static inline void *eroce_ring_slot(const struct eroce_ring *ring, u32 index)
 {
