@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Unit tests for eroce_opcode.c: the table (all 256 opcodes), header
- * offsets, and eroce_hdr_check() on good, bad and truncated packets
+ * offsets, the work request table against it, and eroce_hdr_check() on good, bad and truncated packets
  * (exact-size heap buffers, so ASan catches any read past the end).
  */
 #include "eroce_opcode.h"
@@ -166,6 +166,76 @@ static void test_spot_checks(void)
 	CHECK(!eroce_opcode_info(0xff));
 }
 
+/* the packets a work request becomes agree with the packet table */
+static void test_wr_table(void)
+{
+	static const u32 kinds = EROCE_OPF_SEND | EROCE_OPF_WRITE |
+				 EROCE_OPF_READ | EROCE_OPF_ATOMIC;
+	unsigned int op, accepted = 0;
+
+	for (op = 0; op < 64; op++) {
+		const struct eroce_wr_info *wi = eroce_wr_info(op);
+		const struct eroce_opcode_info *o, *f, *m, *l;
+
+		if (!wi)
+			continue;
+		accepted++;
+		o = eroce_opcode_info(wi->rc_only);
+		f = eroce_opcode_info(wi->rc_first);
+		m = eroce_opcode_info(wi->rc_middle);
+		l = eroce_opcode_info(wi->rc_last);
+		CHECK(wi->flags & EROCE_WRF_RC);
+		CHECK(o && f && m && l);
+		if (!o || !f || !m || !l)
+			continue;
+		CHECK((o->flags & EROCE_OPF_ONLY) == EROCE_OPF_ONLY);
+		CHECK(o->flags & EROCE_OPF_REQ && o->flags & EROCE_OPF_RC);
+		/* one kind of message from the first packet to the last */
+		CHECK((o->flags & kinds) == (f->flags & kinds) &&
+		      (f->flags & kinds) == (m->flags & kinds) &&
+		      (m->flags & kinds) == (l->flags & kinds));
+		CHECK(!!(wi->flags & EROCE_WRF_READ) ==
+		      !!(o->flags & EROCE_OPF_READ));
+		CHECK(!!(wi->flags & EROCE_WRF_ATOMIC) ==
+		      !!(o->flags & EROCE_OPF_ATOMIC));
+		CHECK(!!(wi->flags & EROCE_WRF_RDMA) ==
+		      !!(o->flags & (EROCE_OPF_RETH | EROCE_OPF_ATMETH)));
+		CHECK(eroce_wr_rd_atomic(wi) || (f->flags & EROCE_OPF_START &&
+			!(f->flags & EROCE_OPF_END) &&
+			m->flags & EROCE_OPF_MIDDLE &&
+			l->flags & EROCE_OPF_END && !(l->flags & EROCE_OPF_START)));
+		/* immediate data and invalidation ride on the last packet */
+		CHECK(!!(wi->flags & EROCE_WRF_IMM) ==
+		      !!(l->flags & EROCE_OPF_IMMDT));
+		CHECK(!!(wi->flags & EROCE_WRF_IMM) ==
+		      !!(o->flags & EROCE_OPF_IMMDT));
+		CHECK(!!(wi->flags & EROCE_WRF_INV) ==
+		      !!(l->flags & EROCE_OPF_IETH));
+		CHECK(eroce_wr_rc_opcode(wi, true, true) == wi->rc_only &&
+		      eroce_wr_rc_opcode(wi, true, false) == wi->rc_first &&
+		      eroce_wr_rc_opcode(wi, false, false) == wi->rc_middle &&
+		      eroce_wr_rc_opcode(wi, false, true) == wi->rc_last);
+		if (wi->flags & EROCE_WRF_UD) {
+			const struct eroce_opcode_info *u =
+				eroce_opcode_info(wi->ud_only);
+
+			CHECK(u && u->flags & EROCE_OPF_UD &&
+			      u->flags & EROCE_OPF_SEND);
+			CHECK(u && !!(wi->flags & EROCE_WRF_IMM) ==
+			      !!(u->flags & EROCE_OPF_IMMDT));
+		}
+	}
+	CHECK(accepted == 8);
+	CHECK(eroce_wr_info(IB_UVERBS_WR_SEND)->flags & EROCE_WRF_UD);
+	CHECK(!(eroce_wr_info(IB_UVERBS_WR_RDMA_WRITE)->flags & EROCE_WRF_UD));
+	CHECK(eroce_wr_info(IB_UVERBS_WR_RDMA_READ)->wc_opcode ==
+	      IB_UVERBS_WC_RDMA_READ);
+	CHECK(!eroce_wr_info(IB_UVERBS_WR_LOCAL_INV));
+	CHECK(!eroce_wr_info(IB_UVERBS_WR_TSO));
+	CHECK(!eroce_wr_info(EROCE_WR_OPCODES));
+	CHECK(!eroce_wr_info(0xffffffff));
+}
+
 static void test_hdr_ptr(void)
 {
 	static union { u64 a; u8 b[64]; } buf;
@@ -308,6 +378,7 @@ int main(void)
 	RUN(test_all_256);
 	RUN(test_lengths_and_offsets);
 	RUN(test_spot_checks);
+	RUN(test_wr_table);
 	RUN(test_hdr_ptr);
 	RUN(test_check_vectors);
 	RUN(test_check_rejects);

@@ -42,16 +42,10 @@ static struct eroce_swqe *eroce_comp_oldest_sent(struct eroce_qp *qp)
 	return w->psn_valid ? w : NULL;
 }
 
+/* @w was sent: the requester checked its opcode */
 static bool eroce_comp_is_rd_atomic(const struct eroce_swqe *w)
 {
-	switch (w->wqe->opcode) {
-	case IB_UVERBS_WR_RDMA_READ:
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		return true;
-	default:
-		return false;
-	}
+	return eroce_wr_rd_atomic(eroce_wr_info(w->wqe->opcode));
 }
 
 /*
@@ -354,8 +348,7 @@ static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 	int err;
 
 	w = eroce_comp_rd_atomic_entry(qp, pkt->psn);
-	if (!w || (w->wqe->opcode != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
-		   w->wqe->opcode != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD))
+	if (!w || !(eroce_wr_info(w->wqe->opcode)->flags & EROCE_WRF_ATOMIC))
 		return -EINVAL;
 
 	if (w != eroce_comp_swqe(qp, qp->sq.consumer))

@@ -4,8 +4,10 @@
  *
  * Owns a constant 256-entry table indexed by the BTH opcode; an entry is
  * used only when its valid bit is set, so an unknown opcode never reaches
- * a length or offset.  Runs in any context (softirq receive, workqueue
- * engines, userspace tests); takes no locks and keeps no state.
+ * a length or offset.  And the table of send work request opcodes, indexed
+ * by IB_UVERBS_WR_*, bounds-checked the same way.  Runs in any context
+ * (softirq receive, workqueue engines, userspace tests); takes no locks
+ * and keeps no state.
  */
 
 #include "eroce_opcode.h"
@@ -111,6 +113,64 @@ const char *eroce_opcode_name(u8 opcode)
 	const struct eroce_opcode_info *info = eroce_opcode_info(opcode);
 
 	return info ? info->name : "UNKNOWN";
+}
+
+/*
+ * Send work requests: WR(opcode, flags, completion, RC packets) with the
+ * RC packets named by their EROCE_OP_RC_ suffixes (only, first, middle,
+ * last), UD_WR() for those UD QPs take as well.
+ */
+#define WR(op, f, wc, o, fi, mi, la)					\
+	[IB_UVERBS_WR_##op] = {						\
+		.name = #op,						\
+		.flags = (f) | EROCE_WRF_RC,				\
+		.wc_opcode = IB_UVERBS_WC_##wc,				\
+		.rc_only = EROCE_OP_RC_##o,				\
+		.rc_first = EROCE_OP_RC_##fi,				\
+		.rc_middle = EROCE_OP_RC_##mi,				\
+		.rc_last = EROCE_OP_RC_##la,				\
+	}
+
+#define UD_WR(op, f, wc, o, fi, mi, la, ud)				\
+	[IB_UVERBS_WR_##op] = {						\
+		.name = #op,						\
+		.flags = (f) | EROCE_WRF_RC | EROCE_WRF_UD,		\
+		.wc_opcode = IB_UVERBS_WC_##wc,				\
+		.rc_only = EROCE_OP_RC_##o,				\
+		.rc_first = EROCE_OP_RC_##fi,				\
+		.rc_middle = EROCE_OP_RC_##mi,				\
+		.rc_last = EROCE_OP_RC_##la,				\
+		.ud_only = EROCE_OP_UD_##ud,				\
+	}
+
+static const struct eroce_wr_info eroce_wr_table[EROCE_WR_OPCODES] = {
+	UD_WR(SEND, 0, SEND,
+	      SEND_ONLY, SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY),
+	UD_WR(SEND_WITH_IMM, EROCE_WRF_IMM, SEND,
+	      SEND_ONLY_IMM, SEND_FIRST, SEND_MIDDLE, SEND_LAST_IMM,
+	      SEND_ONLY_IMM),
+	WR(SEND_WITH_INV, EROCE_WRF_INV, SEND,
+	   SEND_ONLY_INV, SEND_FIRST, SEND_MIDDLE, SEND_LAST_INV),
+	WR(RDMA_WRITE, EROCE_WRF_RDMA, RDMA_WRITE,
+	   WRITE_ONLY, WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST),
+	WR(RDMA_WRITE_WITH_IMM, EROCE_WRF_RDMA | EROCE_WRF_IMM, RDMA_WRITE,
+	   WRITE_ONLY_IMM, WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST_IMM),
+	WR(RDMA_READ, EROCE_WRF_RDMA | EROCE_WRF_READ, RDMA_READ,
+	   READ_REQUEST, READ_REQUEST, READ_REQUEST, READ_REQUEST),
+	WR(ATOMIC_CMP_AND_SWP, EROCE_WRF_RDMA | EROCE_WRF_ATOMIC, COMP_SWAP,
+	   CMP_SWAP, CMP_SWAP, CMP_SWAP, CMP_SWAP),
+	WR(ATOMIC_FETCH_AND_ADD, EROCE_WRF_RDMA | EROCE_WRF_ATOMIC, FETCH_ADD,
+	   FETCH_ADD, FETCH_ADD, FETCH_ADD, FETCH_ADD),
+};
+
+const struct eroce_wr_info *eroce_wr_info(u32 opcode)
+{
+	const struct eroce_wr_info *wi;
+
+	if (opcode >= EROCE_WR_OPCODES)
+		return NULL;
+	wi = &eroce_wr_table[opcode];
+	return wi->flags ? wi : NULL;
 }
 
 /**

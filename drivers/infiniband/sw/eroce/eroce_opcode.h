@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * eroce: the BTH opcodes eroce speaks (RC, UD and the RoCEv2 CNP), what
- * each one carries, and the first check of a received transport header.
- * Pure code: a constant table, no locks, any context.
+ * each one carries, and the first check of a received transport header;
+ * the send work request opcodes it accepts and the packets each one
+ * becomes.  Pure code: constant tables, no locks, any context.
  */
 #ifndef EROCE_OPCODE_H
 #define EROCE_OPCODE_H
+
+#include <rdma/ib_user_verbs.h>
 
 #include "eroce_shim.h"
 #include "eroce_wire.h"
@@ -124,5 +127,54 @@ struct eroce_hdr_info {
 };
 
 int eroce_hdr_check(const void *buf, size_t len, struct eroce_hdr_info *hi);
+
+/* struct eroce_wr_info.flags */
+enum eroce_wrf {
+	EROCE_WRF_RC		= BIT(0),	/* posted on RC QPs */
+	EROCE_WRF_UD		= BIT(1),	/* posted on UD (and GSI) QPs */
+	EROCE_WRF_READ		= BIT(2),	/* RDMA READ */
+	EROCE_WRF_ATOMIC	= BIT(3),	/* 64-bit atomic */
+	EROCE_WRF_RDMA		= BIT(4),	/* names a remote address */
+	EROCE_WRF_IMM		= BIT(5),	/* carries immediate data */
+	EROCE_WRF_INV		= BIT(6),	/* carries an rkey to invalidate */
+};
+
+/*
+ * A send work request opcode (IB_UVERBS_WR_*; the kernel's IB_WR_* have
+ * the same values) as the transport sees it: where it may be posted, the
+ * completion it gets and the packets it becomes.  Adding an opcode is one
+ * row here, plus what its packets do at the responder.
+ */
+struct eroce_wr_info {
+	const char *name;
+	u32 flags;			/* enum eroce_wrf; 0: not accepted */
+	u8 wc_opcode;			/* IB_UVERBS_WC_* of its completion */
+	/* RC: a one-packet message, then the packets of a longer one */
+	u8 rc_only;
+	u8 rc_first;
+	u8 rc_middle;
+	u8 rc_last;
+	u8 ud_only;			/* UD: its one packet */
+};
+
+#define EROCE_WR_OPCODES	16
+
+/* NULL unless eroce accepts @opcode on some QP type */
+const struct eroce_wr_info *eroce_wr_info(u32 opcode);
+
+/* a READ or an atomic: it completes with its response, not an ACK */
+static inline bool eroce_wr_rd_atomic(const struct eroce_wr_info *wi)
+{
+	return wi->flags & (EROCE_WRF_READ | EROCE_WRF_ATOMIC);
+}
+
+/* the RC opcode of a packet of a message of @wi */
+static inline u8 eroce_wr_rc_opcode(const struct eroce_wr_info *wi,
+				    bool first, bool last)
+{
+	if (first)
+		return last ? wi->rc_only : wi->rc_first;
+	return last ? wi->rc_last : wi->rc_middle;
+}
 
 #endif /* EROCE_OPCODE_H */

@@ -18,6 +18,7 @@
 #include <linux/log2.h>
 
 #include "eroce.h"
+#include "eroce_opcode.h"
 #include "eroce_xmit.h"
 
 #define EROCE_SEND_FLAGS_SUPPORTED					\
@@ -492,21 +493,10 @@ void eroce_qp_put(struct eroce_qp *qp)
 /* the completion opcode of a send work request opcode */
 u8 eroce_wc_opcode_from_wr(u8 opcode)
 {
-	switch (opcode) {
-	case IB_UVERBS_WR_RDMA_WRITE:
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return IB_WC_RDMA_WRITE;
-	case IB_UVERBS_WR_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		return IB_WC_COMP_SWAP;
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_WC_FETCH_ADD;
-	case IB_UVERBS_WR_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	default:
-		return IB_WC_SEND;
-	}
+	const struct eroce_wr_info *wi = eroce_wr_info(opcode);
+
+	/* a malformed entry fails as a send */
+	return wi ? wi->wc_opcode : IB_WC_SEND;
 }
 
 /*
@@ -572,20 +562,10 @@ void eroce_qp_flush(struct eroce_qp *qp)
 
 static bool eroce_send_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
 {
-	switch (op) {
-	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM:
-		return true;
-	case IB_WR_SEND_WITH_INV:
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_RDMA_READ:
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return type == IB_QPT_RC;
-	default:
-		return false;
-	}
+	const struct eroce_wr_info *wi = eroce_wr_info(op);
+
+	return wi && (wi->flags & (type == IB_QPT_RC ? EROCE_WRF_RC :
+						      EROCE_WRF_UD));
 }
 
 /* the opcode-specific part of a send WQE */
@@ -688,9 +668,7 @@ static int eroce_send_wqe_build(struct eroce_qp *qp, void *slot,
 	    !eroce_send_opcode_ok(qp->ibqp.qp_type, wr->opcode))
 		return -EINVAL;
 	if ((wr->send_flags & IB_SEND_INLINE) &&
-	    (wr->opcode == IB_WR_RDMA_READ ||
-	     wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	     wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD))
+	    eroce_wr_rd_atomic(eroce_wr_info(wr->opcode)))
 		return -EINVAL;
 
 	memset(wqe, 0, sizeof(*wqe));

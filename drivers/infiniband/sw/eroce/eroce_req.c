@@ -35,17 +35,15 @@ static inline struct eroce_swqe *eroce_req_swqe(struct eroce_qp *qp, u32 i)
 	return &qp->eng.req.swqe[i & (qp->sq.num_slots - 1)];
 }
 
+/* entries reach these only after eroce_req_fetch() checked the opcode */
 static bool eroce_wqe_is_rd_atomic(const struct eroce_send_wqe *wqe)
 {
-	return wqe->opcode == IB_UVERBS_WR_RDMA_READ ||
-	       wqe->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       wqe->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+	return eroce_wr_rd_atomic(eroce_wr_info(wqe->opcode));
 }
 
 static bool eroce_wqe_is_atomic(const struct eroce_send_wqe *wqe)
 {
-	return wqe->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       wqe->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+	return eroce_wr_info(wqe->opcode)->flags & EROCE_WRF_ATOMIC;
 }
 
 static const struct eroce_sge *eroce_wqe_sges(const struct eroce_send_wqe *wqe)
@@ -320,6 +318,7 @@ void eroce_req_rewind(struct eroce_qp *qp, u32 psn)
 static int eroce_req_fetch(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
+	const struct eroce_wr_info *wi;
 	struct eroce_ring *sq = &qp->sq;
 	struct eroce_send_wqe *wqe;
 	struct eroce_swqe *w;
@@ -342,22 +341,10 @@ static int eroce_req_fetch(struct eroce_qp *qp)
 	w->signaled = qp->sig_all || (wqe->send_flags & EROCE_SEND_SIGNALED);
 	req->head++;
 
-	switch (wqe->opcode) {
-	case IB_UVERBS_WR_SEND:
-	case IB_UVERBS_WR_SEND_WITH_IMM:
-		break;
-	case IB_UVERBS_WR_RDMA_WRITE:
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-	case IB_UVERBS_WR_RDMA_READ:
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-	case IB_UVERBS_WR_SEND_WITH_INV:
-		if (qp->ibqp.qp_type != IB_QPT_RC)
-			return -EINVAL;
-		break;
-	default:
+	wi = eroce_wr_info(wqe->opcode);
+	if (!wi || !(wi->flags & (qp->ibqp.qp_type == IB_QPT_RC ?
+				  EROCE_WRF_RC : EROCE_WRF_UD)))
 		return -EINVAL;
-	}
 
 	if (wqe->send_flags & EROCE_SEND_INLINE) {
 		if (eroce_wqe_is_rd_atomic(wqe) ||
@@ -383,48 +370,6 @@ static int eroce_req_fetch(struct eroce_qp *qp)
 		return -EINVAL;
 	w->length = len;
 	return 0;
-}
-
-static u8 eroce_req_opcode(const struct eroce_send_wqe *wqe, bool first,
-			   bool last)
-{
-	switch (wqe->opcode) {
-	case IB_UVERBS_WR_SEND:
-		if (first)
-			return last ? EROCE_OP_RC_SEND_ONLY :
-				      EROCE_OP_RC_SEND_FIRST;
-		return last ? EROCE_OP_RC_SEND_LAST : EROCE_OP_RC_SEND_MIDDLE;
-	case IB_UVERBS_WR_SEND_WITH_IMM:
-		if (first)
-			return last ? EROCE_OP_RC_SEND_ONLY_IMM :
-				      EROCE_OP_RC_SEND_FIRST;
-		return last ? EROCE_OP_RC_SEND_LAST_IMM :
-			      EROCE_OP_RC_SEND_MIDDLE;
-	case IB_UVERBS_WR_SEND_WITH_INV:
-		if (first)
-			return last ? EROCE_OP_RC_SEND_ONLY_INV :
-				      EROCE_OP_RC_SEND_FIRST;
-		return last ? EROCE_OP_RC_SEND_LAST_INV :
-			      EROCE_OP_RC_SEND_MIDDLE;
-	case IB_UVERBS_WR_RDMA_WRITE:
-		if (first)
-			return last ? EROCE_OP_RC_WRITE_ONLY :
-				      EROCE_OP_RC_WRITE_FIRST;
-		return last ? EROCE_OP_RC_WRITE_LAST :
-			      EROCE_OP_RC_WRITE_MIDDLE;
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		if (first)
-			return last ? EROCE_OP_RC_WRITE_ONLY_IMM :
-				      EROCE_OP_RC_WRITE_FIRST;
-		return last ? EROCE_OP_RC_WRITE_LAST_IMM :
-			      EROCE_OP_RC_WRITE_MIDDLE;
-	case IB_UVERBS_WR_RDMA_READ:
-		return EROCE_OP_RC_READ_REQUEST;
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		return EROCE_OP_RC_CMP_SWAP;
-	default:
-		return EROCE_OP_RC_FETCH_ADD;
-	}
 }
 
 /* payload bytes [off, off + len) of @w into @buf */
@@ -642,7 +587,8 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 
 	if (!eroce_req_plan(qp, w, &seg))
 		return 0;
-	opcode = eroce_req_opcode(w->wqe, seg.first, seg.last);
+	opcode = eroce_wr_rc_opcode(eroce_wr_info(w->wqe->opcode), seg.first,
+				    seg.last);
 	info = eroce_opcode_info(opcode);
 	retransmit = eroce_req_note_tx(qp);
 	skb = eroce_pkt_alloc(opcode, seg.paylen);
@@ -773,8 +719,7 @@ static int eroce_req_send_ud(struct eroce_qp *qp, struct eroce_swqe *w)
 		goto out_put_ah;
 	}
 
-	opcode = wqe->opcode == IB_UVERBS_WR_SEND_WITH_IMM ?
-		 EROCE_OP_UD_SEND_ONLY_IMM : EROCE_OP_UD_SEND_ONLY;
+	opcode = eroce_wr_info(wqe->opcode)->ud_only;
 	info = eroce_opcode_info(opcode);
 	skb = eroce_pkt_alloc(opcode, w->length);
 	if (!skb) {
