@@ -59,7 +59,11 @@ static void kc_run(struct ib_device *ibdev)
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_qp_attr init_attr = {
+		.qp_state = IB_QPS_INIT,
+		.port_num = 1,
+	};
+	struct ib_qp_attr err_attr = { .qp_state = IB_QPS_ERR };
 	struct ib_send_wr swr = { .wr_id = 0x5e, .opcode = IB_WR_SEND };
 	struct ib_recv_wr rwr = { .wr_id = 0x4e };
 	const struct ib_send_wr *sbad;
@@ -87,8 +91,12 @@ static void kc_run(struct ib_device *ibdev)
 		kc_result("setup", false, "ib_create_qp failed");
 		goto out_free_cq;
 	}
-	err = ib_modify_qp(qp, &attr, IB_QP_STATE);
-	kc_result("setup", !err, "RESET -> ERR refused");
+	/* IBA 10.3.1: every state but RESET may go to ERR */
+	err = ib_modify_qp(qp, &init_attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (!err)
+		err = ib_modify_qp(qp, &err_attr, IB_QP_STATE);
+	kc_result("setup", !err, "RESET -> INIT -> ERR refused");
 	if (err)
 		goto out_destroy_qp;
 
