@@ -83,7 +83,7 @@ debug_modules() {
 	mkdir -p "$dst/updates"
 	cp "$EROCE_VM_MODULE" "$dst/updates/eroce.ko" || return
 	mkdir -p "${ko%/*}"
-	cp "$EROCE_VM_MODULE" "$ko" || return
+	[ "$EROCE_VM_MODULE" -ef "$ko" ] || cp "$EROCE_VM_MODULE" "$ko" || return
 	depmod -a "$kver"
 }
 
