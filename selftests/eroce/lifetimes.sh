@@ -12,7 +12,9 @@
 #     before), A's request ends with IBV_WC_REM_ACCESS_ERR, B hears
 #     IBV_EVENT_QP_ACCESS_ERR and is in ERR.
 #   - reset-ud / reset-rc: a QP moved to RESET while the requester is
-#     busy and back to RTS takes a full SQ again and completes it (the
+#     busy (1000 UD sends, 64 RC WRITEs of 64 KiB posted in one call,
+#     then RESET at once) and back to RTS takes a full SQ again and
+#     completes it (the
 #     requester and the reset once raced over the SQ's consumer index and
 #     left the ring looking full for good).
 #   - events: COMM_EST, SQ_DRAINED (after the drained WRITE completed),

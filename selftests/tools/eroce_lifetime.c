@@ -15,9 +15,10 @@
  *                  IBV_EVENT_QP_ACCESS_ERR
  *   dereg-read     the same with A READing B's MR, B's read responses
  *                  paced at --rate kb/s
- *   reset-ud       a UD QP with 1000 sends posted goes to RESET and back
- *                  to RTS: a full SQ can then be posted and every entry
- *                  completes successfully
+ *   reset-ud       a UD QP goes to RESET while its requester is still
+ *                  sending (1000 sends of 1 KiB posted in one call), and
+ *                  back to RTS, twenty times: a full SQ can then be posted
+ *                  and every entry completes successfully
  *   reset-rc       both RC QPs go to RESET under a stream of WRITEs and
  *                  are connected again: a full SQ of SENDs then arrives,
  *                  each checked byte for byte
@@ -39,6 +40,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -278,6 +280,46 @@ static int post_rdma(struct side *s, struct side *peer, enum ibv_wr_opcode op,
 	return ibv_post_send(s->qp, &wr, &bad);
 }
 
+/*
+ * @n requests of @len bytes from s->buf, ids from @id, in one
+ * ibv_post_send() call: one doorbell, and the kernel's work item sends
+ * what the doorbell's budget leaves while this thread goes on.  UD: SENDs
+ * to @ah, @qpn; RC: WRITEs into @peer's buffer.
+ */
+static int post_send_list(struct side *s, struct ibv_qp *qp, unsigned int n,
+			  uint32_t len, uint64_t id, struct ibv_ah *ah,
+			  uint32_t qpn, struct side *peer)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf, .length = len, .lkey = s->mr->lkey,
+	};
+	struct ibv_send_wr *wrs = calloc(n, sizeof(*wrs)), *bad;
+	unsigned int i;
+	int err;
+
+	if (!wrs)
+		die("out of memory");
+	for (i = 0; i < n; i++) {
+		wrs[i].wr_id = id + i;
+		wrs[i].sg_list = &sge;
+		wrs[i].num_sge = 1;
+		wrs[i].opcode = ah ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
+		wrs[i].send_flags = IBV_SEND_SIGNALED;
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+		if (ah) {
+			wrs[i].wr.ud.ah = ah;
+			wrs[i].wr.ud.remote_qpn = qpn;
+			wrs[i].wr.ud.remote_qkey = QKEY;
+		} else {
+			wrs[i].wr.rdma.remote_addr = (uintptr_t)peer->buf;
+			wrs[i].wr.rdma.rkey = peer->mr->rkey;
+		}
+	}
+	err = ibv_post_send(qp, wrs, &bad);
+	free(wrs);
+	return err;
+}
+
 /* SEND @len bytes from @off of s->buf (UD: to @ah, @qpn) */
 static int post_send(struct side *s, struct ibv_qp *qp, uint32_t off,
 		     uint32_t len, uint64_t id, struct ibv_ah *ah,
@@ -429,6 +471,20 @@ static void run_dereg(struct side *a, struct side *b, bool read)
 	       "B's QP in state %d", qp_state(b->qp));
 }
 
+/* run on a CPU other than the one @qp's work item runs on, if any */
+static void pin_away_from(struct ibv_qp *qp)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (n < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET((qp->qp_num + 1) % n, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		printf("# sched_setaffinity: %s\n", strerror(errno));
+}
+
 static void run_reset_ud(struct side *a, struct side *b)
 {
 	struct ibv_ah_attr ah_attr = {
@@ -439,7 +495,7 @@ static void run_reset_ud(struct side *a, struct side *b)
 	};
 	struct ibv_ah *ah;
 	struct ibv_wc wc;
-	unsigned int i, posted = 0, ok = 0, bad = 0, before;
+	unsigned int i, posted = 0, ok = 0, bad = 0, before, round;
 	int err = 0;
 
 	a->qp = qp_create(a, IBV_QPT_UD, NULL);
@@ -454,15 +510,32 @@ static void run_reset_ud(struct side *a, struct side *b)
 		to_rtr(s, s->qp, NULL, 0);
 		to_rts(s, s->qp, 0);
 	}
-	for (i = 0; i < 1000; i++)
-		if (post_send(a, a->qp, 0, MSG_LEN, i, ah, b->qp->qp_num))
-			die("post_send %u before the reset: %s", i,
-			    strerror(errno));
-	to_state(a, a->qp, IBV_QPS_RESET);
-	to_init(a, a->qp);
-	to_rtr(a, a->qp, NULL, 0);
-	to_rts(a, a->qp, 0);
-	before = drain_cq(a, 1);
+	/*
+	 * The requester is still sending when the QP goes to RESET: 1000
+	 * sends of 1 KiB in one call, then RESET at once, twenty times.
+	 * The QP's work item runs on CPU qp_num % CPUs (eroce_task.c):
+	 * this thread runs on another one, so that the two overlap.
+	 */
+	pin_away_from(a->qp);
+	before = 0;
+	for (round = 0; round < 20; round++) {
+		err = post_send_list(a, a->qp, 1000, 1024, 100000 * round, ah,
+				     b->qp->qp_num, NULL);
+		if (err) {
+			result("full_sq_after_reset", false,
+			       "round %u: 1000 sends on an empty SQ of %u refused: %s",
+			       round, SQ_DEPTH, strerror(err));
+			result("sends_complete_after_reset", false,
+			       "not run");
+			ibv_destroy_ah(ah);
+			return;
+		}
+		to_state(a, a->qp, IBV_QPS_RESET);
+		to_init(a, a->qp);
+		to_rtr(a, a->qp, NULL, 0);
+		to_rts(a, a->qp, 0);
+		before += drain_cq(a, 0.2);
+	}
 
 	for (i = 0; i < SQ_DEPTH; i++) {
 		err = post_send(a, a->qp, 0, MSG_LEN, 10000 + i, ah,
@@ -472,11 +545,11 @@ static void run_reset_ud(struct side *a, struct side *b)
 		posted++;
 	}
 	result("full_sq_after_reset", posted == SQ_DEPTH,
-	       "%u of %u sends posted after RESET -> RTS (%s); %u completions of the 1000 before",
+	       "%u of %u sends posted after 20 RESETs of a busy QP (%s); %u of the 20000 sent before them completed",
 	       posted, SQ_DEPTH, err ? strerror(err) : "ok", before);
 	while (ok + bad < posted && !poll_one(a, 30, &wc)) {
-		if (wc.wr_id < 10000)
-			continue;	/* left over from before the reset */
+		if (wc.wr_id < 10000 || wc.wr_id >= 10000 + SQ_DEPTH)
+			continue;	/* left over from before a reset */
 		if (wc.status == IBV_WC_SUCCESS)
 			ok++;
 		else
@@ -494,11 +567,11 @@ static void run_reset_rc(struct side *a, struct side *b)
 
 	a->qp = qp_create(a, IBV_QPT_RC, NULL);
 	b->qp = qp_create(b, IBV_QPT_RC, NULL);
+	pin_away_from(a->qp);
 	for (round = 0; round < 3; round++) {
 		rc_connect(a, b, 0x1000 * (round + 1));
-		for (i = 0; i < 64; i++)
-			if (post_rdma(a, b, IBV_WR_RDMA_WRITE, 65536, i))
-				break;
+		memset(a->buf, 0x5a, 65536);
+		post_send_list(a, a->qp, 64, 65536, 0, NULL, 0, b);
 		usleep(20000 * round);
 		to_state(a, a->qp, IBV_QPS_RESET);
 		to_state(b, b->qp, IBV_QPS_RESET);

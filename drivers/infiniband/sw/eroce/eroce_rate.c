@@ -7,9 +7,9 @@
  * (IB_QP_RATE_LIMIT), its DCQCN rate while congestion control is active,
  * and the device's max_rate_mbps; a packet due later than a little
  * slack from now waits for the QP's pacing hrtimer, which kicks the work
- * item.  A QP held back this way is owed its rate however late the timer
- * and the work item run (up to a second); one that ran dry earns at most
- * 4 ms of credit.  max_rate_mbps is also a device-wide pacer shared by
+ * item.  A QP held back this way to a rate limit is owed its rate however
+ * late the timer and the work item run (up to a second); one that ran dry,
+ * or that DCQCN holds back, earns at most 4 ms of credit.  max_rate_mbps is also a device-wide pacer shared by
  * all QPs.
  *
  * DCQCN (Zhu et al., SIGCOMM 2015): the notification point answers a
@@ -39,10 +39,11 @@
 /*
  * The pacer's memory.  A QP that had nothing to send earns at most
  * EROCE_PACE_IDLE_NS of credit: the largest burst it may start with.  A
- * QP the pacer held back is owed its rate: a late wake-up (the pacing
- * timer, then the work item, on a busy or descheduled CPU) is made up for
- * by sending faster afterwards, however late it was, up to
- * EROCE_PACE_BACKLOG_NS.
+ * QP the pacer held back to a rate limit is owed its rate: a late wake-up
+ * (the pacing timer, then the work item, on a busy or descheduled CPU) is
+ * made up for by sending faster afterwards, however late it was, up to
+ * EROCE_PACE_BACKLOG_NS.  A QP held back by DCQCN is not: its rate is what
+ * the network takes, and it earns EROCE_PACE_IDLE_NS at most.
  */
 #define EROCE_PACE_IDLE_NS	(4 * NSEC_PER_MSEC)
 #define EROCE_PACE_BACKLOG_NS	NSEC_PER_SEC
@@ -238,8 +239,12 @@ void eroce_rate_sent(struct eroce_qp *qp, u32 bytes)
 	if (!kbps)
 		return;
 	now = ktime_get_ns();
-	floor = now - (r->backlogged ? EROCE_PACE_BACKLOG_NS :
-				       EROCE_PACE_IDLE_NS);
+	/*
+	 * Under DCQCN the rate is what the network takes: a burst to make
+	 * up for a late wake-up would overrun the queue that marked it.
+	 */
+	floor = now - (r->backlogged && !r->cc_active ? EROCE_PACE_BACKLOG_NS :
+							EROCE_PACE_IDLE_NS);
 	r->next_ns = max(r->next_ns, floor) + eroce_rate_cost_ns(bytes, kbps);
 	if (dev) {
 		spin_lock(&edev->pace_lock);
