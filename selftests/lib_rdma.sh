@@ -9,7 +9,9 @@
 #   traffic         srv_cli (server in one namespace, client in another,
 #                   both must exit 0, output kept), tcp_listening
 #   expectations    out_has, perftest_ok
-#   counters        stat_get, stat_snap, stat_delta, stat_nonzero
+#   counters        stat_get, stat_snap, stat_delta, stat_moved,
+#                   stat_nonzero, stat_changes (to stat_delta and
+#                   stat_moved a missing counter is an error, never 0)
 #   netem           netem_set, netem_clear
 #   capture         cap_start, cap_stop (dumpcap of RoCEv2 frames), now
 # Every command runs under `timeout`: a hang fails one subtest, not the VM.
@@ -219,21 +221,30 @@ stat_snap() {
 	stat_all "$1" >"$2"
 }
 
-# stat_delta LINK FILE COUNTER: counter now minus its value in FILE
+# stat_delta LINK FILE COUNTER: counter now minus its value in FILE.  A
+# counter the link does not have (now or in FILE) is an error, not 0: it
+# prints nothing (so that any comparison with the result fails), says so
+# on stderr and returns 1
 stat_delta() {
 	local now before
 	now=$(stat_get "$1" "$3")
 	before=$(awk -v c="$3" '$1 == c { print $2; exit }' "$2")
-	echo $(( ${now:-0} - ${before:-0} ))
+	if [ -z "$now" ] || [ -z "$before" ]; then
+		echo "stat_delta: $1 has no counter $3" >&2
+		return 1
+	fi
+	echo $((now - before))
 }
 
-# stat_moved LINK FILE COUNTER...: at least one COUNTER grew since FILE
+# stat_moved LINK FILE COUNTER...: at least one COUNTER grew since FILE;
+# every COUNTER must exist
 stat_moved() {
-	local l=$1 f=$2 c; shift 2
+	local l=$1 f=$2 c d moved=1; shift 2
 	for c in "$@"; do
-		[ "$(stat_delta "$l" "$f" "$c")" -gt 0 ] && return 0
+		d=$(stat_delta "$l" "$f" "$c") || return 1
+		[ "$d" -gt 0 ] && moved=0
 	done
-	return 1
+	return $moved
 }
 
 # stat_nonzero LINK: the counters that are not 0, on one line

@@ -65,22 +65,26 @@ counter_delta() {
 		<(echo "$1") <(echo "$2")
 }
 
-# retransmits DEV: the sum of the retransmit counters
-retransmits() {
-	local s=0 c v
-	for c in retransmit_timeouts retransmits_by_nak retransmitted_packets; do
-		v=$(counter "$1" "$c")
-		s=$((s + ${v:-0}))
+# counter_sum DEV NAME...: the sum of the counters; nothing when one is
+# missing (a comparison with it then fails instead of reading 0)
+counter_sum() {
+	local dev=$1 s=0 c v; shift
+	for c in "$@"; do
+		v=$(counter "$dev" "$c")
+		[ -n "$v" ] || return 1
+		s=$((s + v))
 	done
 	echo "$s"
 }
 
+# retransmits DEV: the sum of the retransmit counters
+retransmits() {
+	counter_sum "$1" retransmit_timeouts retransmits_by_nak retransmitted_packets
+}
+
 # responder_loss DEV: sequence NAKs sent plus duplicate requests seen
 responder_loss() {
-	local a b
-	a=$(counter "$1" seq_err_naks_sent)
-	b=$(counter "$1" duplicate_requests)
-	echo $((${a:-0} + ${b:-0}))
+	counter_sum "$1" seq_err_naks_sent duplicate_requests
 }
 
 # first_gid DEV GID: the first GID table index holding GID

@@ -90,7 +90,8 @@ rxe_counters_ok() {
 	local c v bad=
 	for c in retry_exceeded_err retry_rnr_exceeded_err; do
 		v=$(stat_get rxe0/1 "$c")
-		[ "${v:-0}" = 0 ] || bad+="rxe0:$c=$v "
+		[ -n "$v" ] || { bad+="rxe0:$c=missing "; continue; }
+		[ "$v" = 0 ] || bad+="rxe0:$c=$v "
 	done
 	for c in rx_drop_icrc rx_drop_bad_header rx_drop_bad_opcode rx_drop_truncated \
 		rx_drop_bad_dgid retry_exceeded rnr_retry_exceeded fatal_naks_rcvd; do
