@@ -7,7 +7,8 @@
 #                   rxe_pair_setup (rxe1 <-> rxe2, policy-routed veth),
 #                   gid_index_of DEV ADDR
 #   traffic         srv_cli (server in one namespace, client in another,
-#                   both must exit 0, output kept), tcp_listening
+#                   both must exit 0, output kept), tcp_listening,
+#                   cm_listening
 #   expectations    out_has, perftest_ok
 #   counters        stat_get, stat_snap, stat_delta, stat_moved,
 #                   stat_nonzero, stat_changes (to stat_delta and
@@ -42,10 +43,10 @@ eroce_pair_setup() {
 	eroce_load && provider_install && two_ns_setup &&
 		ns1 rdma link add eroce1 type eroce netdev veth1 &&
 		ns2 rdma link add eroce2 type eroce netdev veth2 &&
-		wait_for 10 port_state_is eroce1 "4: ACTIVE" &&
-		wait_for 10 port_state_is eroce2 "4: ACTIVE" &&
-		wait_for 10 has_gid eroce1 "$(ipv4_gid 198.18.0.1)" &&
-		wait_for 10 has_gid eroce2 "$(ipv4_gid 198.18.0.2)" || return
+		wait_for 30 port_state_is eroce1 "4: ACTIVE" &&
+		wait_for 30 port_state_is eroce2 "4: ACTIVE" &&
+		wait_for 30 has_gid eroce1 "$(ipv4_gid 198.18.0.1)" &&
+		wait_for 30 has_gid eroce2 "$(ipv4_gid 198.18.0.2)" || return
 	# neighbours resolved before the first connection attempt
 	# shellcheck disable=SC2086  # $PING may be "busybox ping"
 	ns1 $PING -c 1 -W 2 198.18.0.2 >/dev/null 2>&1
@@ -95,12 +96,20 @@ tcp_listening() {
 	"${pfx[@]}" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
 }
 
-# srv_cli [-p PORT] [-w SECS] SECS SRV_NS CLI_NS SRV_CMD -- CLI_CMD
+# cm_listening PORT: an rdma_cm ID listens on PORT (any device, any
+# namespace: `rdma resource` lists them all)
+cm_listening() {
+	rdma resource show cm_id 2>/dev/null |
+		grep -qE "state LISTEN .*src-addr [^ ]*:$1( |\$)"
+}
+
+# srv_cli [-p PORT] [-c PORT] [-w SECS] SECS SRV_NS CLI_NS SRV_CMD -- CLI_CMD
 # Starts SRV_CMD in SRV_NS ("" = initial namespace) in the background, waits
-# until it listens on TCP PORT (default 18515) or, without a port (-p 0),
-# SECS_WAIT seconds (-w, default 2), runs CLI_CMD in CLI_NS, then waits for
-# the server.  Both run under `timeout SECS`.  Outputs in SRV_OUT/CLI_OUT,
-# statuses in SRV_RC/CLI_RC; returns 0 when both exited 0.  Output is line
+# until it listens on TCP PORT (default 18515), or with -c on rdma_cm PORT
+# (rping, perftest -R), or without a port (-p 0) SECS_WAIT seconds (-w,
+# default 2), runs CLI_CMD in CLI_NS, then waits for the server.  Both run
+# under `timeout SECS`.  Outputs in SRV_OUT/CLI_OUT, statuses in
+# SRV_RC/CLI_RC; returns 0 when both exited 0.  Output is line
 # buffered (stdbuf) so that a killed side still shows how far it got.  A
 # run that perftest's clock calibration spoiled (see
 # perftest_calibration_failed) is repeated once.
@@ -111,11 +120,12 @@ srv_cli() {
 }
 
 srv_cli_once() {
-	local port=18515 wsecs=2 t sns cns spid
+	local port=18515 cmport="" wsecs=2 t sns cns spid
 	local -a srv=() cli=() spfx=() cpfx=()
 	while :; do
 		case "$1" in
 		-p) port=$2; shift 2 ;;
+		-c) cmport=$2; port=0; shift 2 ;;
 		-w) wsecs=$2; shift 2 ;;
 		*) break ;;
 		esac
@@ -129,8 +139,10 @@ srv_cli_once() {
 
 	"${spfx[@]}" timeout -k 5 "$t" stdbuf -oL "${srv[@]}" >"$RDMA_TMP/srv.out" 2>&1 &
 	spid=$!
-	if [ "$port" != 0 ]; then
-		wait_for 15 tcp_listening "$sns" "$port"
+	if [ -n "$cmport" ]; then
+		wait_for 60 cm_listening "$cmport"
+	elif [ "$port" != 0 ]; then
+		wait_for 60 tcp_listening "$sns" "$port"
 	else
 		sleep "$wsecs"
 	fi

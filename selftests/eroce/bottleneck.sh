@@ -115,8 +115,8 @@ run_pair() {
 	ip netns exec $NSD timeout 90 ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18601 \
 		>"$RDMA_TMP/s2" 2>&1 &
 	p2=$!
-	wait_for 15 tcp_listening $NSD 18600
-	wait_for 15 tcp_listening $NSD 18601
+	wait_for 60 tcp_listening $NSD 18600
+	wait_for 60 tcp_listening $NSD 18601
 	SECONDS=0
 	ip netns exec $NSA timeout 90 ib_write_bw -d eroceA -x "$ga" -s 65536 -n "$ITERS" -p 18600 \
 		198.18.30.2 >"$RDMA_TMP/c1" 2>&1 &

@@ -106,7 +106,7 @@ traffic() {
 	echo 0 >"$IBSYS/eroce1/tuning/priority_tag"
 	# rdma_cm: SL from the TOS through the VLAN device's egress map
 	# (rt_tos2priority(104) = 2, identity map: PCP 2)
-	CLS_OPTS=(-p 0 -w 8)
+	CLS_OPTS=(-c 18515)	# the server's rdma_cm ID listens
 	# (perftest's own parameter-exchange connection sets no TOS: its
 	# frames are DSCP 0, hence "+")
 	cls_run rdma_cm_tos104_vlan_dscp26 198.18.100.1 +100/2/26 "" \

@@ -17,6 +17,8 @@
 set -u -o pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
 
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
 BYTES=${INTEGRITY_BYTES:-48M}
@@ -102,6 +104,8 @@ pair() {
 
 	ns2 "$TOOL" -d eroce2 -g "$g2" -p "$PORT" -t "$TMO" >"$OUT/$name.server" 2>&1 &
 	spid=$!
+	# the client retries its connection for 10 s only
+	wait_for 60 tcp_listening "$NS2" "$PORT"
 	ns1 "$TOOL" -d eroce1 -g "$g1" -p "$PORT" -t "$TMO" "$@" "$addr" \
 		>"$OUT/$name.client" 2>&1
 	rc_c=$?

@@ -76,8 +76,9 @@ run_dir() {
 	both ib_atomic_bw "$d" ib_atomic_bw -x -n "$N"
 	both ib_send_lat "$d" ib_send_lat -x -n "$N"
 
-	# rping: rdma_cm in each side's namespace, -V verifies every buffer
-	SC_OPTS=(-p 0 -w 2)
+	# rping: rdma_cm in each side's namespace, -V verifies every buffer;
+	# the client starts once the server's rdma_cm ID listens (port 7174)
+	SC_OPTS=(-c 7174)
 	if [ "$d" = eroce_srv ]; then SC_SNS=$NS1 SC_CNS=""; else SC_SNS="" SC_CNS=$NS1; fi
 	ktap_srv_cli "rping_verify_$d" \
 		'! grep -qiE "mismatch|error|fail" <<<"$CLI_OUT$SRV_OUT" && grep -q "ping data" <<<"$CLI_OUT"' \

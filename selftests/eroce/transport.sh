@@ -44,8 +44,9 @@ test_pingpong() {
 }
 
 test_rping() {
-	# rping -V verifies every buffer; a mismatch prints and exits non-zero
-	SC_OPTS=(-p 0 -w 2)
+	# rping -V verifies every buffer; a mismatch prints and exits non-zero;
+	# the client starts once the server's rdma_cm ID listens (port 7174)
+	SC_OPTS=(-c 7174)
 	ktap_srv_cli rping_verify '! grep -qiE "mismatch|error|fail" <<<"$CLI_OUT$SRV_OUT" && grep -q "ping data" <<<"$CLI_OUT"' \
 		rping -s -a "$SRV" -C 10 -V -v -- rping -c -a "$SRV" -C 10 -V -v
 	ktap_srv_cli rping_verify_32k '! grep -qiE "mismatch|error|fail" <<<"$CLI_OUT$SRV_OUT"' \
@@ -60,9 +61,10 @@ pt() {
 		"$tool" -d eroce2 -x "$G2" "$@" -- "$tool" -d eroce1 -x "$G1" "$@" "$SRV"
 }
 
-# ptcm NAME TOOL ARGS...: pt in rdma_cm mode (-R: no TCP listener to wait for)
+# ptcm NAME TOOL ARGS...: pt in rdma_cm mode (-R: no TCP listener to wait
+# for; the server's rdma_cm ID listens on 18515)
 ptcm() {
-	SC_OPTS=(-p 0 -w 2)
+	SC_OPTS=(-c 18515)
 	pt "$@" -R
 	SC_OPTS=()
 }
