@@ -287,17 +287,20 @@ netem_clear() {
 # ---- capture ---------------------------------------------------------------
 
 CAP_PID=
+CAP_FILE=
 
-# cap_start NS DEV FILE: capture RoCEv2 frames (UDP port 4791) on DEV in
-# namespace NS into FILE with dumpcap, in the background; returns once the
-# filter is attached.  Not from a subshell (`require`, `$(...)`): CAP_PID
-# would be lost.
+# cap_start NS DEV FILE [FILTER]: capture RoCEv2 frames (capture filter
+# FILTER, default "udp port 4791") on DEV in namespace NS into FILE with
+# dumpcap, in the background; returns once the filter is attached (a
+# loaded guest may take a minute to start dumpcap).  Not from a subshell
+# (`require`, `$(...)`): CAP_PID would be lost.
 cap_start() {
-	ip netns exec "$1" dumpcap -q -i "$2" -f "udp port 4791" -w "$3" \
+	CAP_FILE=$3
+	ip netns exec "$1" dumpcap -q -i "$2" -f "${4:-udp port 4791}" -w "$3" \
 		</dev/null >/dev/null 2>"$RDMA_TMP/dumpcap.err" &
 	CAP_PID=$!
 	# dumpcap says so once its filter is attached
-	wait_for 60 grep -q "Capturing on" "$RDMA_TMP/dumpcap.err"
+	wait_for 180 grep -q "Capturing on" "$RDMA_TMP/dumpcap.err"
 }
 
 # now: the time as capture timestamps give it (epoch seconds, fraction)
@@ -305,9 +308,28 @@ now() {
 	date +%s.%N
 }
 
-# cap_stop: let the last frames in, stop the capture, flush the file
+# cap_size: the capture file's size in bytes
+cap_size() {
+	stat -c %s "$CAP_FILE" 2>/dev/null || echo 0
+}
+
+# cap_stop: let the last frames in, stop the capture, flush the file.  A
+# frame reaches the file late (the kernel hands frames to dumpcap in
+# blocks retired after a timeout, dumpcap writes its file in batches), and
+# later on a slow machine, where a fixed pause could stop dumpcap before
+# the last frames are in: wait until the file has not grown for 2 s (at
+# most a minute), then stop it.
 cap_stop() {
-	sleep 0.5
+	local size=-1 same=0 i
+	for ((i = 0; i < 120 && same < 4; i++)); do
+		sleep 0.5
+		if [ "$(cap_size)" = "$size" ]; then
+			same=$((same + 1))
+		else
+			size=$(cap_size)
+			same=0
+		fi
+	done
 	kill -TERM "$CAP_PID" 2>/dev/null
 	wait "$CAP_PID" 2>/dev/null
 	return 0
