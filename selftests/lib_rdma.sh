@@ -14,6 +14,8 @@
 #                   stat_nonzero, stat_changes (to stat_delta and
 #                   stat_moved a missing counter is an error, never 0)
 #   netem           netem_set, netem_clear
+#   chosen loss     drop_once, drop_count, drop_clear (tc filters that drop
+#                   chosen PSNs once)
 #   capture         cap_start, cap_stop (dumpcap of RoCEv2 frames), now
 # Every command runs under `timeout`: a hang fails one subtest, not the VM.
 
@@ -281,6 +283,56 @@ netem_set() {
 # netem_clear NS DEV: back to the default qdisc
 netem_clear() {
 	tc ${1:+-n "$1"} qdisc del dev "$2" root 2>/dev/null
+	return 0
+}
+
+# ---- chosen loss -------------------------------------------------------------
+#
+# Random loss (netem) is right for showing that traffic survives, wrong for
+# comparing two runs: each run loses other packets, and a different number.
+# These filters lose chosen packets instead, each exactly once, whatever
+# the machine's speed: the retransmission passes.
+
+# drop_once NS DEV DIR OPCODE/MASK PSN_MASK PSN...: at DEV's DIR hook
+# (ingress or egress; a clsact qdisc is added if missing), one tc u32
+# filter per PSN that drops the first RoCEv2 packet (IPv4 without options,
+# UDP port 4791) whose BTH opcode & MASK is OPCODE and whose BTH PSN &
+# PSN_MASK is PSN, and passes every later one.  Offsets from the IP
+# header: UDP destination port at 22, BTH at 28 (opcode), PSN in the low
+# 24 bits of the word at 36.
+# "Once" is a police action run backwards (conform-exceed pass/drop: the
+# packets it would let through are the ones dropped) with room for one
+# packet: mpu 1600 counts every packet (at most 1514 bytes here) as 1600
+# bytes, burst 1700 bytes holds one of them, and at 56 bit/s the tokens
+# for a second take 214 s to come back, longer than a test runs.
+drop_once() {
+	local ns=$1 dev=$2 dir=$3 op=${4%/*} opmask=${4#*/} mask=$5 psn; shift 5
+	tc ${ns:+-n "$ns"} qdisc show dev "$dev" | grep -q clsact ||
+		tc ${ns:+-n "$ns"} qdisc add dev "$dev" clsact || return
+	for psn in "$@"; do
+		tc ${ns:+-n "$ns"} filter add dev "$dev" "$dir" protocol ip pref 20 u32 \
+			match u8 17 0xff at 9 match u16 4791 0xffff at 22 \
+			match u8 "$op" "$opmask" at 28 match u32 "$psn" "$mask" at 36 \
+			action police rate 56bit burst 1700 mpu 1600 \
+			conform-exceed pass/drop || return
+	done
+}
+
+# drop_count NS DEV: packets the filters at DEV's two hooks dropped (each
+# filter counted once: tc 6.1 lists a clsact qdisc's ingress and egress
+# filters together under either)
+drop_count() {
+	local h
+	for h in ingress egress; do
+		tc ${1:+-n "$1"} -s filter show dev "$2" "$h" 2>/dev/null
+	done | awk 'match($0, /fh [0-9a-f]+::[0-9a-f]+/) { f = substr($0, RSTART, RLENGTH) }
+		match($0, /dropped [0-9]+/) { d[f] = substr($0, RSTART + 8, RLENGTH - 8) }
+		END { for (f in d) s += d[f]; print s + 0 }'
+}
+
+# drop_clear NS DEV: remove DEV's clsact qdisc and with it every filter
+drop_clear() {
+	tc ${1:+-n "$1"} qdisc del dev "$2" clsact 2>/dev/null
 	return 0
 }
 
