@@ -12,9 +12,12 @@
 #   - on veth2's egress (requests arrive, every ACK / read response is lost:
 #     the responder must treat the retries as duplicates)
 # Timing: timeout 14 is 4.096 us * 2^14 = 67 ms; retry_cnt 3 means four
-# transmissions, so the error is due after ~268 ms: we require it after at
-# least 150 ms and within 5 s (TCG slack).  timeout 16 (268 ms) with
-# retry_cnt 1 must take at least 400 ms (two timeouts, ~537 ms).
+# transmissions, each waiting a full timeout (a timer never fires early),
+# so the error comes no sooner than 4 * 67 = 268 ms: we require at least
+# 95% of that (one RTO fewer would be 75%) and at most 5 s (a loaded
+# machine runs the timers late, never early).  timeout 16 (268 ms) with
+# retry_cnt 1: two timeouts, at least 95% of 537 ms; timeout 18 (1.07 s),
+# retry_cnt 3: at least 95% of 4.3 s.
 # Run: selftests/run_vm.sh selftests/eroce/retry.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -31,6 +34,12 @@ B2=$RDMA_TMP/b2
 build_tool() {
 	[ -x "$TOOL" ] && [ "$TOOL" -nt "$TOOL.c" ] && return 0
 	make -s -C "$EROCE_ROOT/selftests/tools" eroce_retry
+}
+
+# rto_floor TIMEOUT RETRY_CNT: 95% of the retry_cnt + 1 timeouts of
+# 4.096 us * 2^TIMEOUT, in ms: the earliest a retry-exceeded error may come
+rto_floor() {
+	awk -v t="$1" -v n="$2" 'BEGIN { printf "%d", 0.95 * (n + 1) * 0.004096 * 2 ^ t }'
 }
 
 # rt NAME MIN_MS MAX_MS ARGS...: run eroce_retry; pass when it exits 0 and
@@ -67,34 +76,39 @@ moved() {
 
 test_retry() {
 	local op
+	local floor
+	floor=$(rto_floor 14 3)
 	for op in send write read; do
-		rt "retry_exceeded_${op}_request_loss" 150 5000 \
+		rt "retry_exceeded_${op}_request_loss" "$floor" 5000 \
 			--mode retry --op "$op" --timeout 14 --retry-cnt 3 --hook "$LOSS_REQ"
 		moved "retransmit_timeouts_${op}" eroce1/1 "$B1" retransmit_timeouts
 	done
 	moved retry_exceeded_counter eroce1/1 "$B1" retry_exceeded
 	for op in send write read; do
-		rt "retry_exceeded_${op}_ack_loss" 150 5000 \
+		rt "retry_exceeded_${op}_ack_loss" "$floor" 5000 \
 			--mode retry --op "$op" --timeout 14 --retry-cnt 3 --hook "$LOSS_ACK"
 	done
 	moved duplicate_requests_seen eroce2/1 "$B2" duplicate_requests
-	rt retry_exceeded_timeout16_retry1 400 6000 \
+	rt retry_exceeded_timeout16_retry1 "$(rto_floor 16 1)" 5000 \
 		--mode retry --op write --timeout 16 --retry-cnt 1 --hook "$LOSS_REQ"
-	rt retry_exceeded_64k_write 150 5000 \
+	rt retry_exceeded_64k_write "$floor" 5000 \
 		--mode retry --op write --size 65536 --timeout 14 --retry-cnt 3 --hook "$LOSS_REQ"
 }
 
 # While a requester retries, `rdma -dd resource show qp` shows it: a QP with
 # an unacknowledged PSN (una_psn behind next_psn), its retransmit timer
-# armed and retries left.
+# armed and retries left.  The hook samples it ten times, 0.2 s apart,
+# within the 4.3 s of retries (a sample may come before the post or, on a
+# slow machine, after the error; one that shows the retrying QP is enough).
 test_driver_details() {
 	local dump=$RDMA_TMP/qp_details
 
-	rm -f "$dump"
-	rt retry_exceeded_timeout18_details 1000 10000 \
-		--mode retry --op send --timeout 18 --retry-cnt 3 \
-		--hook "$LOSS_REQ; (sleep 0.5; rdma -dd resource show qp link eroce1/1 >$dump) &"
-	ktap_diag "$(grep -v 'lqpn 1 ' "$dump" 2>/dev/null)"
+	rm -f "$dump" "$dump.done"
+	rt retry_exceeded_timeout18_details "$(rto_floor 18 3)" 15000 \
+		--mode retry --op send --timeout 18 --retry-cnt 3 --limit 20 \
+		--hook "$LOSS_REQ; (for i in \$(seq 10); do sleep 0.2; rdma -dd resource show qp link eroce1/1; done >$dump; touch $dump.done) &"
+	wait_for 60 test -e "$dump.done"
+	ktap_diag "$(grep -v 'lqpn 1 ' "$dump" 2>/dev/null | sort -u | head -n 4)"
 	if awk '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1) }
 		v["drv_timer_armed"] == 1 && v["drv_una_psn"] != v["drv_next_psn"] &&
 		v["drv_retry_left"] > 0 && v["drv_sq_tail"] != v["drv_sq_head"] { ok = 1 }
