@@ -151,9 +151,7 @@ run_qemu() {
 	local p9="security_model=none,multidevs=remap" debug=
 
 	[ $SHOW = 1 ] && show=(-serial "file:$dir/stream.log")
-	# the debug kernel's KUnit runs only when asked (KUNIT_DEFAULT_ENABLED
-	# is off in allnoconfig)
-	[ $DEBUG = 1 ] && debug=" panic_on_warn=1 kunit.enable=1"
+	[ $DEBUG = 1 ] && debug=" panic_on_warn=1"
 	timeout -k 5 "$limit" qemu-system-x86_64 \
 		-accel tcg -cpu qemu64 -smp 2 -m 2G \
 		-nodefaults -no-user-config -nic none -display none -no-reboot \
