@@ -8,13 +8,15 @@
  * RUN() logs one line per userspace test case, the test file's main()
  * becomes the KUnit case's body (see EROCE_KUNIT_CASE), malloc()/free()
  * are kmalloc()/kfree() (exact sizes: KASAN catches an over-read as
- * ASan does in userspace), fprintf() goes to the kernel log.
+ * ASan does in userspace), fprintf() goes to the kernel log and abort()
+ * ends the case.
  */
 #ifndef EROCE_KUNIT_UNIT_H
 #define EROCE_KUNIT_UNIT_H
 
 #include <kunit/test.h>
-#include <linux/bug.h>
+#include <linux/compiler.h>
+#include <linux/printk.h>
 #include <linux/slab.h>
 
 #include "eroce_shim.h"
@@ -84,8 +86,14 @@ static inline unsigned int unit_rand(void)
 
 #define malloc(n)		kmalloc(n, GFP_KERNEL)
 #define free(p)			kfree(p)
-#define abort()			BUG()
-#define fprintf(f, ...)		printk(KERN_CONT __VA_ARGS__)
+/* a test's abort() ends its KUnit case, not the kernel */
+#define abort()								\
+	do {								\
+		KUNIT_ASSERT_FAILURE(eroce_kunit_test, "abort()");	\
+		unreachable();						\
+	} while (0)
+/* the tests print their diagnostics piecemeal (byte dumps): continue lines */
+#define fprintf(f, ...)		pr_cont(__VA_ARGS__)
 
 /*
  * EROCE_KUNIT_CASE(name): after including tests/unit/test_<name>.c with
