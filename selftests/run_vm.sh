@@ -90,6 +90,10 @@ debug_kernel() {
 	MODULE=$(readlink -f "$MODULE")
 	[ -f "$MODULE" ] ||
 		{ echo "run_vm: no $MODULE (eroce.ko for $KVER: scripts/check-debug.sh)" >&2; exit 1; }
+	case "$(modinfo -F vermagic "$MODULE" 2>/dev/null)" in
+	"$KVER "*) ;;
+	*) echo "run_vm: $MODULE is not built for $KVER" >&2; exit 1 ;;
+	esac
 	DEBUG=1
 	MULT=${EROCE_VM_TIMEOUT_MULT:-3}
 	case "$MULT" in ''|*[!0-9]*|0) usage ;; esac
