@@ -172,15 +172,16 @@ static void cmd_pair(void)
 		printf("fail create: %s\n", strerror(errno));
 		return;
 	}
+	if (to_rts(&p->a, &p->b, ctx_a) || to_rts(&p->b, &p->a, ctx_b)) {
+		printf("fail connect: %s\n", strerror(errno));
+		return;
+	}
+	/* not in RESET: IBA 10.8.2 refuses receives there */
 	for (i = 0; i < NRECV; i++)
 		if (post_recv(&p->a, i) || post_recv(&p->b, i)) {
 			printf("fail post_recv\n");
 			return;
 		}
-	if (to_rts(&p->a, &p->b, ctx_a) || to_rts(&p->b, &p->a, ctx_b)) {
-		printf("fail connect: %s\n", strerror(errno));
-		return;
-	}
 	p->b_epsn = p->a.psn;
 	p->b_sq_psn = p->b.psn;
 	printf("pair %d a_qpn=%u b_qpn=%u b_epsn=%u b_sq_psn=%u b_rkey=%u b_va=%" PRIu64
