@@ -15,11 +15,18 @@
 #   - ECN: a tc pedit action at veth2's ingress marks every RoCE packet
 #     CE (ECN bits 11; the IPv4 checksum fixed by act_csum; the ICRC does
 #     not cover the TOS byte).  With cc dcqcn on both devices: eroce2
-#     counts ecn_marked_packets_rcvd and answers with CNPs (cnp_sent; at
-#     most one per cnp_interval_us per QP), which tshark decodes as
-#     opcode 0x81 with BECN set; eroce1 counts cnp_rcvd, cnp_handled and
-#     rate_decreases, and the transfer completes.  With cc none on
-#     eroce1, its cnp_rcvd moves but it handles none.
+#     counts ecn_marked_packets_rcvd and answers with CNPs (cnp_sent),
+#     which tshark decodes as opcode 0x81 with BECN set; eroce1 counts
+#     cnp_rcvd, cnp_handled and rate_decreases, and the transfer
+#     completes.  With cc none on eroce1, its cnp_rcvd moves but it
+#     handles none.
+#   - CNP spacing: eroce2 sends at most one CNP per cnp_interval_us per
+#     QP (4 ms or more: 16 marked packets or more per interval, and more
+#     than the few ms by which a capture timestamp can come late).  From
+#     the capture timestamps, per destination QP over each run, any k
+#     successive intervals between CNPs span at least k - 1 intervals;
+#     in the cc none run (eroce1 unpaced) the limiter must have held back
+#     at least half of the marked packets' CNPs.
 # Run: selftests/run_vm.sh selftests/eroce/congestion.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -134,42 +141,93 @@ test_qp_rate_limit() {
 		"no QP with drv_rate_limit_kbps $kbps in $(grep -c . "$dump") lines of rdma -dd resource show qp"
 }
 
-# cnp_frames: "opcode becn" of every CNP eroce2 sent, one per line (BECN
-# is bit 6 of the BTH's fifth byte; tshark has no field for it)
+# cnp_frames FROM TO: "epoch destqp opcode becn" of every CNP eroce2 sent
+# between FROM and TO (BECN is bit 6 of the BTH's fifth byte; tshark has
+# no field for it)
 cnp_frames() {
-	cap_stop
-	tshark -r "$PCAP" -d udp.port==4791,infiniband -Y "ip.src == $SRV && infiniband.bth.opcode == 129" \
-		-T fields -e infiniband.bth.opcode -e udp.payload 2>/dev/null |
-		while read -r op p; do
+	awk -v a="$1" -v b="$2" '$1 >= a && $1 <= b' "$PCAP.txt" |
+		while read -r t q op p; do
 			p=${p//:/}
-			echo "$op $(( (0x${p:8:2} & 0x40) != 0 ))"
+			echo "$t $q $op $(( (0x${p:8:2} & 0x40) != 0 ))"
 		done
 }
 
-# marked_run CC1: ib_write_bw with every packet into eroce2 marked CE,
-# cc dcqcn on eroce2 and cc CC1 on eroce1
+# marked_run CC1 N: ib_write_bw of N messages with every packet into
+# eroce2 marked CE, cc dcqcn on eroce2 and cc CC1 on eroce1; the run's
+# time window in RUN_FROM/RUN_TO
 marked_run() {
 	echo dcqcn >"$T2/cc"
 	echo "$1" >"$T1/cc"
 	stat_snap eroce1/1 "$B1"
 	stat_snap eroce2/1 "$B2"
 	tc -n "$NS2" qdisc add dev veth2 clsact && eval "$MARK"
-	write_bw 30
+	RUN_FROM=$(now)
+	write_bw "$2"
 	local rc=$?
+	RUN_TO=$(now)
 	tc -n "$NS2" qdisc del dev veth2 clsact
-	ktap_diag "cc $1: eroce1 $(stat_changes eroce1/1 "$B1")"
+	ktap_diag "cc $1, $2 messages: eroce1 $(stat_changes eroce1/1 "$B1")"
 	ktap_diag "cc $1: eroce2 $(stat_changes eroce2/1 "$B2")"
 	[ $rc = 0 ] && perftest_ok || { srv_cli_diag; return 1; }
 }
 
-test_ecn_dcqcn() {
-	local frames n bad
+# spacing FRAMES GAP_US: per destination QP, any k successive intervals
+# between the CNPs in FRAMES must span at least k - 1 times GAP_US.  Not
+# every pair at least GAP_US apart: a CNP's capture timestamp comes after
+# the driver's clock read, later by the time between them (seen: up to
+# 0.8 ms at 1 ms intervals, the first CNP of a run going through code TCG
+# has not translated yet, or a vCPU descheduled there), which can bring
+# one pair closer than the interval but cannot accumulate: t_j - t_i >=
+# (j - i) * GAP_US in the driver's clock, the capture adds d_j - d_i >=
+# -d_i, and d_i stays below one interval.  A limiter that does not limit,
+# or sends at 80% of the interval, fails after a few CNPs.  Prints the
+# verdict ("ok" or what failed), "|", and per QP the CNPs, their span, the
+# closest pair and the largest shortfall (in intervals).
+spacing() {
+	sort -k2,2 -k1,1n <<<"$1" | awk -v g="$2" '{ t = $1 * 1e6; q = $2
+		if (q in n) {
+			d = t - last[q]
+			if (d < min[q]) min[q] = d
+		} else {
+			min[q] = 1e18; top[q] = -1e18; drop[q] = 0; first[q] = t
+		}
+		s = t - n[q] * g
+		if (s > top[q]) top[q] = s
+		if (top[q] - s > drop[q]) drop[q] = top[q] - s
+		last[q] = t; n[q]++ }
+	END {
+		bad = ""; info = ""
+		for (q in n) {
+			info = info sprintf(" qp %s: %d CNPs over %.0f us, closest %.0f us, short by %.2f intervals at most;",
+				q, n[q], last[q] - first[q], min[q], drop[q] / g)
+			if (drop[q] > g)
+				bad = bad sprintf(" qp %s: CNPs short of their intervals by %.2f, want <= 1;", q, drop[q] / g)
+		}
+		if (info == "") { print "no CNPs"; exit }
+		print (bad == "" ? "ok" : bad) "|" info
+	}'
+}
 
-	# not through `require`: its subshell would lose CAP_PID
-	cap_start "$NS2" veth2 "$PCAP" || ktap_bail "dumpcap did not start"
-	marked_run dcqcn
+test_ecn_dcqcn() {
+	local frames n bad gap msgs v1 v2 marked sent a1 b1
+
+	# 16 marked packets or more per interval, even on a slow machine
+	# (FREE MiB/s of 1 KiB packets is about FREE packets per ms)
+	gap=$(calc f="${FREE:-0}" 'f > 0 ? int(16000 / f) : 50000')
+	[ "$gap" -ge 4000 ] || gap=4000
+	[ "$gap" -le 50000 ] || gap=50000
+	echo "$gap" >"$T2/cnp_interval_us"
+	# about half a second unpaced in the cc none run: 100 intervals
+	msgs=$(calc f="${FREE:-0}" 'int(f * 8)')
+	[ "$msgs" -ge 30 ] || msgs=30
+	[ "$msgs" -le 1000 ] || msgs=1000
+
+	# not through `require`: its subshell would lose CAP_PID; CNPs only
+	cap_start "$NS2" veth2 "$PCAP" "udp port 4791 and udp[8] == 0x81" ||
+		ktap_bail "dumpcap did not start"
+	marked_run dcqcn 30
 	ktap_result dcqcn_transfer_under_marking $? "ib_write_bw failed"
-	frames=$(cnp_frames)
+	a1=$RUN_FROM b1=$RUN_TO
 	for c in ecn_marked_packets_rcvd cnp_sent; do
 		ktap_result "receiver_$c" "$([ "$(stat_delta eroce2/1 "$B2" $c)" -gt 0 ]; echo $?)" \
 			"eroce2 $c did not move"
@@ -178,21 +236,35 @@ test_ecn_dcqcn() {
 		ktap_result "sender_$c" "$([ "$(stat_delta eroce1/1 "$B1" $c)" -gt 0 ]; echo $?)" \
 			"eroce1 $c did not move"
 	done
-	n=$(grep -c . <<<"$frames")
-	bad=$(awk '$1 != 129 || $2 != 1' <<<"$frames" | head -n 3)
-	ktap_diag "$n CNP frames from eroce2, e.g. $(head -n 1 <<<"$frames")"
-	ktap_result cnp_on_the_wire "$([ "$n" -gt 0 ] && [ -z "$bad" ]; echo $?)" \
-		"$n CNPs decoded; not opcode 0x81 with BECN: $bad"
-	# at most one CNP per 50 us per QP: never more CNPs than marked packets
-	ktap_result cnp_rate_limited "$([ "$(stat_delta eroce2/1 "$B2" cnp_sent)" -le \
-		"$(stat_delta eroce2/1 "$B2" ecn_marked_packets_rcvd)" ]; echo $?)" \
-		"more CNPs than marked packets"
 
-	marked_run none
+	marked_run none "$msgs"
 	ktap_result cc_none_transfer_under_marking $? "ib_write_bw failed"
 	ktap_result cc_none_ignores_cnps "$([ "$(stat_delta eroce1/1 "$B1" cnp_rcvd)" -gt 0 ] &&
 		[ "$(stat_delta eroce1/1 "$B1" cnp_handled)" = 0 ]; echo $?)" \
 		"eroce1 with cc none: cnp_rcvd +$(stat_delta eroce1/1 "$B1" cnp_rcvd), cnp_handled +$(stat_delta eroce1/1 "$B1" cnp_handled)"
+	marked=$(stat_delta eroce2/1 "$B2" ecn_marked_packets_rcvd)
+	sent=$(stat_delta eroce2/1 "$B2" cnp_sent)
+
+	cap_stop
+	tshark -r "$PCAP" -d udp.port==4791,infiniband -Y "ip.src == $SRV && infiniband.bth.opcode == 129" \
+		-T fields -e frame.time_epoch -e infiniband.bth.destqp -e infiniband.bth.opcode \
+		-e udp.payload >"$PCAP.txt" 2>/dev/null
+
+	frames=$(cnp_frames "$a1" "$b1")
+	n=$(grep -c . <<<"$frames")
+	bad=$(awk '$3 != 129 || $4 != 1' <<<"$frames" | head -n 3)
+	ktap_diag "cc dcqcn: $n CNP frames from eroce2, e.g. $(head -n 1 <<<"$frames")"
+	ktap_result cnp_on_the_wire "$([ "$n" -gt 0 ] && [ -z "$bad" ]; echo $?)" \
+		"$n CNPs decoded; not opcode 0x81 with BECN: $bad"
+
+	v1=$(spacing "$frames" "$gap")
+	v2=$(spacing "$(cnp_frames "$RUN_FROM" "$RUN_TO")" "$gap")
+	ktap_diag "cnp_interval_us $gap; cc dcqcn:${v1#*|}"
+	ktap_diag "cc none: $marked marked packets, $sent CNPs:${v2#*|}"
+	ktap_result cnp_spacing "$([ "${v1%%|*}" = ok ] && [ "${v2%%|*}" = ok ] &&
+		[ "${sent:-0}" -ge 5 ] && [ "${marked:-0}" -ge $((2 * ${sent:-0})) ]; echo $?)" \
+		"dcqcn: ${v1%%|*}; none: ${v2%%|*}; $sent CNPs for $marked marked packets (want >= 5, at most half)"
+	echo 50 >"$T2/cnp_interval_us"
 	echo default >"$T1/profile"
 	echo default >"$T2/profile"
 }
