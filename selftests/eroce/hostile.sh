@@ -12,14 +12,20 @@
 # the MR, a length that overflows).  Each must move its `rdma statistic`
 # counter; the victim connection survives everything but the access
 # violations, which must put the victim QP in error with an error
-# completion while new connections work.  Then a flood of such packets at
-# random QPNs while eroce_integrity runs must leave that traffic intact,
-# a fresh ibv_rc_pingpong -c must pass and the kernel log must be clean.
+# completion while new connections work.  Every counter the barrage
+# accepts must be one `rdma statistic show` lists (a name it does not list
+# never moves: an alternative that can never be taken).  Then a flood of
+# such packets at random QPNs while eroce_integrity runs must leave that
+# traffic intact (the flood must be seen at eroce2 while the traffic
+# runs), a fresh ibv_rc_pingpong -c must pass and the kernel log must be
+# clean.
 #
 #   ns1: veth1 198.18.0.1 (eroce1) <-> ns2: veth2 198.18.0.2 (eroce2)
 set -u -o pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
 
 TOOLS="$EROCE_ROOT/selftests/tools"
 PY=/usr/bin/python3
@@ -47,6 +53,31 @@ GID1=1
 GID2=1
 DST_MAC=
 
+# barrage_counters: every counter name eroce_hostile.py's barrage accepts
+# (its lists of counters any of which must move, and the NAK counters of
+# the access violations), one per line
+barrage_counters() {
+	{
+		grep -oE "(^|[ (])\['[a-z_]+'(, '[a-z_]+')*\]\)" "$TOOLS/eroce_hostile.py" |
+			grep -oE "'[a-z_]+'"
+		grep -oE "d\.get\('[a-z_]+'" "$TOOLS/eroce_hostile.py" | grep -oE "'[a-z_]+'"
+	} | tr -d "'" | sort -u
+}
+
+# the counters the barrage accepts exist: a check that accepts a counter
+# the device does not have can pass only through the others
+test_barrage_counters() {
+	local c names missing=''
+	names=$(barrage_counters)
+	for c in $names; do
+		[ -n "$(stat_get eroce2/1 "$c")" ] || missing+=" $c"
+	done
+	ktap_diag "the barrage accepts: $(tr '\n' ' ' <<<"$names")"
+	ktap_result barrage_counters_exist \
+		"$([ "$(grep -c . <<<"$names")" -ge 10 ] && [ -z "$missing" ]; echo $?)" \
+		"not counters of eroce2:${missing:- (found only $(grep -c . <<<"$names") names)}"
+}
+
 test_barrage() {
 	local rc
 
@@ -59,25 +90,52 @@ test_barrage() {
 	ktap_result hostile_packets "$rc" "eroce_hostile.py exit status $rc"
 }
 
+# the drop counters the flood moves at eroce2 (every flood packet dies in
+# one of them)
+FLOOD_COUNTERS="rx_drop_icrc rx_drop_bad_opcode rx_drop_truncated rx_drop_bad_header
+rx_drop_no_qp rx_drop_wrong_qp_type rx_drop_qp_state rx_drop_bad_pkey rx_drop_wrong_source
+rx_drop_unexpected_response"
+
+# flood_drops: the sum of FLOOD_COUNTERS at eroce2 now, from one `rdma
+# statistic` call (nothing when one is missing)
+flood_drops() {
+	stat_all eroce2/1 | awk -v l="$FLOOD_COUNTERS" '
+		BEGIN { n = split(l, c); for (i = 1; i <= n; i++) want[c[i]] = 1 }
+		$1 in want { s += $2; found++ }
+		END { if (found == n) print s }'
+}
+
+flood_started() {
+	[ "$(flood_drops)" -gt "$FLOOD0" ]
+}
+
 # eroce_integrity between the namespaces while forged packets fly
 test_flood_under_traffic() {
-	local spid fpid rc_s rc_c rc_f
+	local spid fpid rc_s rc_c rc_f d0 d1
 
-	# the flood tool builds its packet pool first (a few seconds)
-	ns1 "$PY" "$TOOLS/eroce_hostile.py" --iface veth1 --dst-mac "$DST_MAC" \
-		--flood 12 >"$OUT/flood.py" 2>&1 &
-	fpid=$!
-	sleep 4
 	ns2 "$TOOLS/eroce_integrity" -d eroce2 -g "$GID2" -p 18600 -t 150 \
 		>"$OUT/flood.server" 2>&1 &
 	spid=$!
+	wait_for 60 tcp_listening "$NS2" 18600
+	# the flood tool builds its packet pool first (seconds, more on a
+	# slow machine), then floods for 30 s: start the client once eroce2
+	# sees the flood
+	FLOOD0=$(flood_drops)
+	ns1 "$PY" "$TOOLS/eroce_hostile.py" --iface veth1 --dst-mac "$DST_MAC" \
+		--flood 30 >"$OUT/flood.py" 2>&1 &
+	fpid=$!
+	wait_for 120 flood_started
+	d0=$(flood_drops)
 	ns1 "$TOOLS/eroce_integrity" -d eroce1 -g "$GID1" -p 18600 -t 150 \
 		-o send,write -b 48M -s 77 198.18.0.2 >"$OUT/flood.client" 2>&1
 	rc_c=$?
 	wait "$spid"; rc_s=$?
+	d1=$(flood_drops)
 	wait "$fpid"; rc_f=$?
 	ktap_diag "$(cat "$OUT/flood.py")"
-	ktap_result flood_sent "$rc_f" "$(tail -n 3 "$OUT/flood.py")"
+	ktap_diag "eroce2 dropped $((d0 - FLOOD0)) flood packets before the traffic, $((d1 - d0)) while it ran"
+	ktap_result flood_sent "$([ "$rc_f" = 0 ] && [ "$d1" -gt "$d0" ]; echo $?)" \
+		"flood exit $rc_f, $((d1 - d0)) flood packets dropped while the traffic ran: $(tail -n 3 "$OUT/flood.py")"
 	ktap_diag "$(sed 's/^/client: /' "$OUT/flood.client"; sed 's/^/server: /' "$OUT/flood.server")"
 	ktap_diag "eroce2: $(counters eroce2)"
 	ktap_result traffic_intact_during_flood \
@@ -86,18 +144,13 @@ test_flood_under_traffic() {
 }
 
 test_pingpong_after() {
-	local spid rc
-
-	ns2 timeout 60 ibv_rc_pingpong -d eroce2 -g "$GID2" -c -n 100 >"$OUT/pp.server" 2>&1 &
-	spid=$!
-	sleep 1
-	ns1 timeout 60 ibv_rc_pingpong -d eroce1 -g "$GID1" -c -n 100 198.18.0.2 \
-		>"$OUT/pp.client" 2>&1
-	rc=$?
-	wait "$spid"
-	[ "$rc" = 0 ] && rc=$?
-	ktap_diag "$(tail -n 3 "$OUT/pp.client")"
-	ktap_result rc_pingpong_after_barrage "$rc" "ibv_rc_pingpong exit $rc"
+	srv_cli 60 "$NS2" "$NS1" ibv_rc_pingpong -d eroce2 -g "$GID2" -c -n 100 -- \
+		ibv_rc_pingpong -d eroce1 -g "$GID1" -c -n 100 198.18.0.2
+	local rc=$?
+	ktap_diag "$(tail -n 3 <<<"$CLI_OUT")"
+	[ $rc = 0 ] || srv_cli_diag
+	ktap_result rc_pingpong_after_barrage "$rc" \
+		"ibv_rc_pingpong client exit $CLI_RC, server exit $SRV_RC"
 }
 
 test_kernel_log() {
@@ -107,7 +160,7 @@ test_kernel_log() {
 	ktap_result no_kernel_splat "$([ -z "$splat" ]; echo $?)" "splat in dmesg"
 }
 
-ktap_plan 6
+ktap_plan 7
 for t in eroce_victim eroce_integrity; do
 	[ -x "$TOOLS/$t" ] || ktap_bail "$TOOLS/$t not built (make -C selftests/tools)"
 done
@@ -117,6 +170,7 @@ GID2=$(gid_indexes eroce2 "$(ipv4_gid 198.18.0.2)" | head -n 1)
 DST_MAC=$(ns2 cat /sys/class/net/veth2/address)
 kmsg_mark
 ktap_check icrc_matches_scapy "$PY" "$TOOLS/eroce_hostile.py" --selftest
+test_barrage_counters
 test_barrage
 test_flood_under_traffic
 test_pingpong_after
