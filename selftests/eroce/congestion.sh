@@ -66,15 +66,16 @@ calc() {
 	awk "${v[@]}" "BEGIN { print ($1) }"
 }
 
-# cap_check NAME MIBS: one subtest, MIBS (payload MiB/s) paced at CAP Mb/s:
-# at most 10% above the cap's payload rate (the pacer never sends faster
-# than the cap, but for 4 ms of credit at the start) and at least half of
-# it (loose: the pacer makes up for late wake-ups, the machine is four
-# times faster than the cap, but its speed is not ours to promise)
+# cap_check NAME MIBS [LOW]: one subtest, MIBS (payload MiB/s) paced at
+# CAP Mb/s: at most 10% above the cap's payload rate (the pacer never
+# sends faster than the cap, but for 4 ms of credit at the start) and at
+# least LOW (default half) of it (loose: the pacer makes up for late
+# wake-ups, the machine is four times faster than the cap, but its speed
+# is not ours to promise)
 cap_check() {
-	local name=$1 m=${2:-0} lim lo hi
+	local name=$1 m=${2:-0} low=${3:-0.5} lim lo hi
 	lim=$(calc c="$CAP" s="$PAYLOAD_SHARE" 'c * 1e6 / 8 / 1048576 * s')
-	lo=$(calc l="$lim" 'l * 0.5')
+	lo=$(calc l="$lim" f="$low" 'l * f')
 	hi=$(calc l="$lim" 'l * 1.1')
 	ktap_result "$name" "$(calc m="$m" lo="$lo" hi="$hi" '(m >= lo && m <= hi) ? 0 : 1')" \
 		"${2:-no rate} MiB/s at $CAP Mb/s, want $(printf '%.2f..%.2f' "$lo" "$hi") (payload at the cap: $(printf '%.2f' "$lim"))"
@@ -136,7 +137,9 @@ test_qp_rate_limit() {
 	ktap_diag "rate limit $kbps kb/s: WRITE ${mib:-failed} MiB/s; $(grep -o 'drv_rate_limit_kbps [0-9]*' "$dump" | sort -u | tr '\n' ' ')"
 	[ $rc = 0 ] || ktap_diag "$(tail -n 3 "$RDMA_TMP/cli.out" "$RDMA_TMP/srv.out")"
 	[ $rc = 0 ] || mib=
-	cap_check qp_rate_limit_caps_write "$mib"
+	# eroce_integrity's WRITEs wait for a TCP handshake per round, which
+	# ib_write_bw's CAP does not know: a quarter of the cap at least
+	cap_check qp_rate_limit_caps_write "$mib" 0.25
 	ktap_result qp_rate_limit_shown "$(grep -q "drv_rate_limit_kbps $kbps\b" "$dump"; echo $?)" \
 		"no QP with drv_rate_limit_kbps $kbps in $(grep -c . "$dump") lines of rdma -dd resource show qp"
 }
