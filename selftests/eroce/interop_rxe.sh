@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 600
 #
 # interop_rxe.sh: eroce talks standard RoCEv2 to the upstream soft-RoCE,
 # rdma_rxe, in both directions (eroce server / rxe client, then rxe server /
