@@ -268,6 +268,9 @@ run_one() {
 	[ $SHOW = 1 ] || [ ! -f "$dir/output" ] || indent <"$dir/output"
 	reason=$(verdict "$dir" "$qrc")
 	echo "# $name: $((SECONDS - start)) s"
+	# the debug guest's own timings and kmemleak's count, pass or fail
+	[ $DEBUG = 0 ] || [ ! -s "$dir/debug-setup" ] ||
+		sed 's/^/# debug: /' "$dir/debug-setup"
 	if [ -z "$reason" ]; then
 		echo "ok $n $name"
 		PASSED=$((PASSED + 1))
