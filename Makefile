@@ -40,8 +40,9 @@ install: all
 	if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); \
 	else depmod -a -b $(DESTDIR) $(KVER) || true; fi
 
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do \
+# apt_install PACKAGES, WHAT: install those of PACKAGES that are missing
+define apt_install
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -49,7 +50,11 @@ deps:
 		apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 			--no-install-recommends $$missing; \
-	else echo "all build and test packages are installed"; fi
+	else echo "all $(2) packages are installed"; fi
+endef
+
+deps:
+	$(call apt_install,$(DEB_PKGS),build and test)
 
 # the debug-kernel lane (Documentation/testing.rst "Debug kernel"): a
 # KASAN/lockdep/kmemleak/UBSAN kernel built from linux-source-6.1 once,
@@ -60,15 +65,7 @@ DEB_PKGS_DEBUG := linux-source-6.1 build-essential libelf-dev libssl-dev \
 .PHONY: deps-debug check-debug
 
 deps-debug:
-	@missing=$$(for p in $(DEB_PKGS_DEBUG); do \
-		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
-		grep -q 'install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "installing:" $$missing; \
-		apt-get update -q && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-			--no-install-recommends $$missing; \
-	else echo "all debug-kernel packages are installed"; fi
+	$(call apt_install,$(DEB_PKGS_DEBUG),debug-kernel)
 
 check-debug: deps deps-debug
 	scripts/check-debug.sh

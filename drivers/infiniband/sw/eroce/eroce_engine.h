@@ -231,7 +231,6 @@ void eroce_qp_kick(struct eroce_qp *qp);
 void eroce_qp_kick_later(struct eroce_qp *qp);
 void eroce_qp_doorbell(struct eroce_qp *qp);
 void eroce_qp_flush_locked(struct eroce_qp *qp);
-void eroce_qp_engine_flush(struct eroce_qp *qp);
 void eroce_qp_fatal(struct eroce_qp *qp, enum ib_event_type event);
 void eroce_qp_event(struct eroce_qp *qp, enum ib_event_type type);
 void eroce_qp_rcvd(struct eroce_qp *qp);

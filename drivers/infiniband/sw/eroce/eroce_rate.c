@@ -9,8 +9,8 @@
  * slack from now waits for the QP's pacing hrtimer, which kicks the work
  * item.  A QP held back this way to a rate limit is owed its rate however
  * late the timer and the work item run (up to a second); one that ran dry,
- * or that DCQCN holds back, earns at most 4 ms of credit.  max_rate_mbps is also a device-wide pacer shared by
- * all QPs.
+ * or that DCQCN holds back, earns at most 4 ms of credit.  max_rate_mbps
+ * is also a device-wide pacer shared by all QPs.
  *
  * DCQCN (Zhu et al., SIGCOMM 2015): the notification point answers a
  * packet that arrived with ECN CE by a CNP to the sending QP, at most one

@@ -683,7 +683,6 @@ static void eroce_resp_execute(struct eroce_qp *qp, struct eroce_rx *pkt)
 			       pkt->psn);
 }
 
-/* drop every kept packet (the QP fails, resets, or goes back N) */
 /* empty a slot of kept packets; @done: it was executed */
 static void eroce_resp_ooo_release(struct eroce_qp *qp, struct eroce_ooo *slot,
 				   bool done)
@@ -699,6 +698,7 @@ static void eroce_resp_ooo_release(struct eroce_qp *qp, struct eroce_ooo *slot,
 	qp->eng.resp.ooo_count--;
 }
 
+/* drop every kept packet (the QP fails, resets, or goes back N) */
 static void eroce_resp_ooo_clear(struct eroce_qp *qp)
 {
 	struct eroce_resp *resp = &qp->eng.resp;

@@ -156,19 +156,6 @@ void eroce_qp_flush_locked(struct eroce_qp *qp)
 	eroce_ring_flags_set(&qp->sq, EROCE_RING_NEED_DOORBELL);
 }
 
-/**
- * eroce_qp_engine_flush() - flush a QP in ERR (eroce_qp_flush_locked())
- * @qp: a QP whose state is ERR
- *
- * Context: process context or softirq with interrupts on; no locks held.
- */
-void eroce_qp_engine_flush(struct eroce_qp *qp)
-{
-	spin_lock_bh(&qp->eng.lock);
-	eroce_qp_flush_locked(qp);
-	spin_unlock_bh(&qp->eng.lock);
-}
-
 /* the QP enters ERR: nothing more is sent or consumed from now on */
 static void eroce_qp_enter_err(struct eroce_qp *qp)
 {
