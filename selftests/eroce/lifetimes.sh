@@ -67,7 +67,7 @@ lt() {
 # vlan_gone_under_sr: the VLAN device under a selective-repeat transfer
 # is deleted on the receiving side
 vlan_gone_under_sr() {
-	local spid cpid g1 g2 i placed
+	local spid cpid crc g1 g2 i placed running
 	local INTEGRITY="$EROCE_ROOT/selftests/tools/eroce_integrity"
 
 	ns1 ip link add link veth1 name veth1.200 type vlan id 200 &&
@@ -88,8 +88,10 @@ vlan_gone_under_sr() {
 	ns2 "$INTEGRITY" -d eroce2 -g "$g2" -p 18800 -t 120 >"$RDMA_TMP/vsrv.out" 2>&1 &
 	spid=$!
 	wait_for 15 tcp_listening "$NS2" 18800
+	# RDMA on the VLAN's GIDs, the TCP control connection on the untagged
+	# link, so that the server hears the client hang up
 	ns1 "$INTEGRITY" -d eroce1 -g "$g1" -p 18800 -t 120 -q 4 -o write -b 64M \
-		198.18.200.2 >"$RDMA_TMP/vcli.out" 2>&1 &
+		198.18.0.2 >"$RDMA_TMP/vcli.out" 2>&1 &
 	cpid=$!
 	# delete it once packets have been kept and placed
 	for i in $(seq 1 60); do
@@ -99,14 +101,22 @@ vlan_gone_under_sr() {
 	done
 	ns2 ip link del veth2.200
 	ktap_diag "VLAN device deleted after ${placed:-0} kept packets placed"
+	# the client runs out of retries; the server sees it hang up
 	for i in $(seq 1 180); do
 		kill -0 "$cpid" 2>/dev/null || kill -0 "$spid" 2>/dev/null || break
 		sleep 0.5
 	done
-	ktap_result vlan_gone_under_sr_ends "$(! kill -0 "$cpid" 2>/dev/null && ! kill -0 "$spid" 2>/dev/null; echo $?)" \
-		"eroce_integrity still running 90 s after the VLAN device went"
+	running=
+	kill -0 "$cpid" 2>/dev/null && running="client"
+	kill -0 "$spid" 2>/dev/null && running="$running server"
 	kill "$cpid" "$spid" 2>/dev/null
-	wait "$cpid" "$spid" 2>/dev/null
+	wait "$cpid"
+	crc=$?
+	wait "$spid"
+	ktap_diag "client: $(tail -n 2 "$RDMA_TMP/vcli.out" | tr '\n' ' ')(exit $crc)"
+	ktap_diag "server: $(tail -n 2 "$RDMA_TMP/vsrv.out" | tr '\n' ' ')"
+	ktap_result vlan_gone_under_sr_ends "$([ -z "$running" ] && [ "$crc" = 2 ]; echo $?)" \
+		"still running 90 s after the VLAN device went:${running:- none}; client exit $crc, want 2"
 	netem_clear "$NS1" veth1
 	echo default >"$IBSYS/eroce1/tuning/profile"
 	echo default >"$IBSYS/eroce2/tuning/profile"

@@ -710,10 +710,21 @@ static int get_wcs(struct ibv_wc *wc, int max, bool *is_send)
 			break;
 		}
 
-		struct pollfd pfd = { .fd = chan->fd, .events = POLLIN };
-		int r = poll(&pfd, 1, 200);
+		/*
+		 * The peer closing its end while we wait for completions means
+		 * it gave up (a completion error, a timeout): no completion we
+		 * wait for will come.  Only a hang-up counts; control messages
+		 * the peer sends meanwhile are read later.
+		 */
+		struct pollfd pfd[2] = {
+			{ .fd = chan->fd, .events = POLLIN },
+			{ .fd = sock, .events = POLLRDHUP },
+		};
+		int r = poll(pfd, 2, 200);
 
-		if (r > 0) {
+		if (r > 0 && (pfd[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			die("peer went away while completions were awaited");
+		if (r > 0 && (pfd[0].revents & POLLIN)) {
 			struct ibv_cq *cq;
 			void *cctx;
 
