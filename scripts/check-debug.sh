@@ -9,8 +9,9 @@
 #           KUnit), built once and cached outside the tree
 #   module  eroce.ko built with W=1 against that kernel, from a copy of
 #           the sources in out/debug/eroce (Kbuild writes its objects next
-#           to the sources: the tree's own build is left alone), and the
-#           KUnit module of tests/kunit likewise in out/debug/kunit
+#           to the sources: the tree's own build is left alone), the
+#           KUnit module of tests/kunit likewise in out/debug/kunit, and
+#           the test modules of selftests/kmod in out/debug/kmod
 #   tools   the provider and the selftest programs (`make provider tools`)
 #   vm      selftests/run_vm.sh --kernel on selftests/eroce/*.sh (or the
 #           TEST.sh given) and tests/kunit/kunit.sh
@@ -97,6 +98,14 @@ stage_module() {
 			build_ext "$SCRATCH/kunit" tests/kunit tests/kunit \
 			tests/unit drivers/infiniband/sw/eroce include
 	fi
+	# the kernel consumer of lifetimes.sh loads only into its own kernel
+	one_step "test modules (debug kernel, W=1)" "$LOG/kmod.log" \
+		build_kmod
+}
+
+# build_kmod: selftests/kmod against the debug kernel, in out/debug/kmod
+build_kmod() {
+	build_ext "$SCRATCH/kmod" selftests/kmod selftests/kmod
 }
 
 stage_tools() {
@@ -131,7 +140,8 @@ stage_vm() {
 		tests=("$ROOT"/selftests/eroce/*.sh)
 		[ -f "$ROOT/tests/kunit/kunit.sh" ] && tests+=("$ROOT/tests/kunit/kunit.sh")
 	fi
-	"$ROOT/selftests/run_vm.sh" --kernel "$KDIR" \
+	EROCE_KMOD_DIR="$SCRATCH/kmod/selftests/kmod" \
+		"$ROOT/selftests/run_vm.sh" --kernel "$KDIR" \
 		--module "$SCRATCH/eroce/drivers/infiniband/sw/eroce/eroce.ko" \
 		"${tests[@]}" 2>&1 | tee "$LOG/vm.log" || rc=$?
 	summed vm "$LOG/vm.log" $rc

@@ -25,7 +25,9 @@
 # test, every bug report found is copied whole into the KTAP diagnostics,
 # and the test timeouts and the boot margin are multiplied by
 # EROCE_VM_TIMEOUT_MULT (default 3: KASAN and lockdep slow TCG down); the
-# test sees EROCE_DEBUG_KERNEL=1 and EROCE_TIMEOUT_MULT.
+# test sees EROCE_DEBUG_KERNEL=1 and EROCE_TIMEOUT_MULT, and
+# EROCE_KMOD_DIR when it is set (where the test modules of selftests/kmod
+# built against that kernel are).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -145,6 +147,8 @@ write_params() {
 			echo "EROCE_TIMEOUT_MULT=$MULT"
 			echo "EROCE_VM_MODDIR=$(squote "$MODROOT/$KVER")"
 			echo "EROCE_VM_MODULE=$(squote "$MODULE")"
+			[ -n "${EROCE_KMOD_DIR:-}" ] &&
+				echo "EROCE_KMOD_DIR=$(squote "$EROCE_KMOD_DIR")"
 		fi
 	} >"$dir/params"
 }

@@ -11,7 +11,8 @@
 #     above CAP (the pacer counts every byte of the frame: 94% of it is
 #     payload) and at least half of it.
 #   - ibv_modify_qp_rate_limit CAP on one QP (eroce_integrity -L): its
-#     WRITEs likewise; rdma -dd shows rate_limit_kbps.
+#     WRITEs likewise; rdma -dd shows rate_limit_kbps.  Stopped 2 s by
+#     its flow-control window, it sends no burst for the time it waited.
 #   - ECN: a tc pedit action at veth2's ingress marks every RoCE packet
 #     CE (ECN bits 11; the IPv4 checksum fixed by act_csum; the ICRC does
 #     not cover the TOS byte).  With cc dcqcn on both devices: eroce2
@@ -144,6 +145,80 @@ test_qp_rate_limit() {
 		"no QP with drv_rate_limit_kbps $kbps in $(grep -c . "$dump") lines of rdma -dd resource show qp"
 }
 
+# after a stall: eroce_integrity's QP, capped at CAP by its rate limit,
+# is stopped for 2 s by its flow-control window (max_inflight_pkts 8,
+# ACKs delayed 400 ms at veth2, min_rto_us 2 s so that no timeout
+# fires); then the delay goes (the ACKs already delayed keep their time)
+# and the window opens.  The QP kept the debt it had when it stopped but
+# earned nothing while it waited: in any second that starts within a
+# second after the delay went it sends at most 1.3 times its cap (a
+# pacer that counts the wait as owed bursts a second's worth: measured
+# 1.94 times the cap).  The bytes are the IP
+# lengths of eroce1's RoCE frames on veth1 by their capture timestamps
+# (less than the frame the pacer counts); the time the delay went is
+# taken just before, so the window can only start early.  In the second
+# before it the QP must have sent less than half its cap (it stalled).
+test_qp_rate_limit_after_stall() {
+	local spid cpid kb t rate_before rate_after kbps=$((CAP * 1000))
+	local pcap=$RDMA_TMP/stall.pcap
+
+	echo default >"$T1/profile"
+	# about 12 s at the cap
+	kb=$(calc c="$CAP" 'int(c * 1e6 / 8 * 12 / 1024)')
+	cap_start "$NS1" veth1 "$pcap" "src host 198.18.0.1 and udp dst port 4791" ||
+		ktap_diag "dumpcap did not start: $(cat "$RDMA_TMP/dumpcap.err")"
+	ns2 "$INTEGRITY" -d eroce2 -g "$G2" -p 18701 -t 180 >"$RDMA_TMP/stall_srv.out" 2>&1 &
+	spid=$!
+	wait_for 60 tcp_listening "$NS2" 18701
+	ns1 "$INTEGRITY" -d eroce1 -g "$G1" -p 18701 -t 180 -q 1 -o write \
+		-b "${kb}k" -r "${kb}k" -L "$kbps" "$SRV" >"$RDMA_TMP/stall_cli.out" 2>&1 &
+	cpid=$!
+	sleep 2
+	echo 2000000 >"$T1/min_rto_us"
+	echo 8 >"$T1/max_inflight_pkts"
+	netem_set "$NS2" veth2 delay 400ms
+	sleep 2
+	t=$(now)
+	netem_set "$NS2" veth2 delay 0ms
+	echo default >"$T1/profile"
+	wait "$cpid"
+	ktap_result qp_rate_limit_after_stall_transfer_ok $? \
+		"$(tail -n 2 "$RDMA_TMP/stall_cli.out" "$RDMA_TMP/stall_srv.out" | tr '\n' ' ')"
+	wait "$spid"
+	netem_clear "$NS2" veth2
+	cap_stop
+	# bytes per second at the cap, in the second before and after t
+	read -r rate_before rate_after < <(tshark -r "$pcap" -T fields \
+		-e frame.time_epoch -e ip.len 2>/dev/null |
+		awk -v t="$t" -v c="$((kbps * 1000 / 8))" '
+			$1 >= t - 1 && $1 < t { b += $2 }
+			# 50 ms bins from t on
+			$1 >= t && $1 < t + 2 { a[int(($1 - t) * 20)] += $2 }
+			$1 >= t + 2 { late = 1 }
+			END {
+				for (k = 0; k <= 20; k++) {
+					s = 0
+					for (i = k; i < k + 20; i++)
+						s += a[i]
+					if (s > m)
+						m = s
+				}
+				printf "%.3f %.3f\n", b / c, late ? m / c : -1
+			}')
+	ktap_diag "rate limit $kbps kb/s, 2 s window stall: ${rate_before:-?} times the cap in the second before the ACKs came back, at most ${rate_after:-?} in a second after"
+	ktap_diag "times the cap per 250 ms from 1 s before: $(tshark -r "$pcap" -T fields \
+		-e frame.time_epoch -e ip.len 2>/dev/null |
+		awk -v t="$t" -v c="$((kbps * 1000 / 8))" '
+			$1 >= t - 1 && $1 < t + 2 { b[int(($1 - t + 1) * 4)] += $2 }
+			END { for (i = 0; i < 12; i++) printf "%.2f ", b[i] * 4 / c }')"
+	ktap_result qp_rate_limit_after_stall_stalled \
+		"$(calc r="${rate_before:-1}" '(r < 0.5) ? 0 : 1')" \
+		"${rate_before:-no capture} times the cap while stalled, want < 0.5"
+	ktap_result qp_rate_limit_after_stall_no_burst \
+		"$(calc r="${rate_after:--1}" '(r > 0 && r <= 1.3) ? 0 : 1')" \
+		"${rate_after:-no capture} times the cap in a second after the stall, want 0..1.3 (-1: the transfer ended within 2 s)"
+}
+
 # cnp_frames FROM TO: "epoch destqp opcode becn" of every CNP eroce2 sent
 # between FROM and TO (BECN is bit 6 of the BTH's fifth byte; tshark has
 # no field for it)
@@ -272,7 +347,7 @@ test_ecn_dcqcn() {
 	echo default >"$T2/profile"
 }
 
-ktap_plan 14
+ktap_plan 17
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -280,6 +355,7 @@ require command -v dumpcap tshark
 kmsg_mark
 test_max_rate
 test_qp_rate_limit
+test_qp_rate_limit_after_stall
 test_ecn_dcqcn
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
 ktap_finish

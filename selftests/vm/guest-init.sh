@@ -65,6 +65,7 @@ setup_env() {
 	export HOME=/root TERM=dumb LANG=C.UTF-8 EROCE_ROOT EROCE_VM=1
 	if [ "${EROCE_DEBUG_KERNEL:-0}" = 1 ]; then
 		export EROCE_DEBUG_KERNEL EROCE_TIMEOUT_MULT
+		[ -n "${EROCE_KMOD_DIR:-}" ] && export EROCE_KMOD_DIR
 	fi
 	hostname eroce-vm
 	ip link set lo up

@@ -120,6 +120,8 @@ struct eroce_rate {
 	struct hrtimer timer;		/* pacing: wakes the work item */
 	u64 next_ns;			/* earliest start of the next packet */
 	bool backlogged;		/* held back since it last ran dry */
+	bool stalled;			/* stopped by other than the pacer */
+	u64 stall_debt_ns;		/* how far behind its rate it stopped */
 	u32 limit_kbps;			/* IB_QP_RATE_LIMIT */
 	/* DCQCN reaction point: active from a CNP until back at line rate */
 	bool cc_active;
@@ -268,6 +270,7 @@ void eroce_rate_reset(struct eroce_qp *qp);
 bool eroce_rate_wait(struct eroce_qp *qp);
 void eroce_rate_sent(struct eroce_qp *qp, u32 bytes);
 void eroce_rate_idle(struct eroce_qp *qp);
+void eroce_rate_stalled(struct eroce_qp *qp);
 void eroce_rate_cnp_rcvd(struct eroce_qp *qp);
 void eroce_rate_ecn_ce(struct eroce_qp *qp);
 u32 eroce_rate_kbps(struct eroce_qp *qp);

@@ -9,8 +9,10 @@
  * slack from now waits for the QP's pacing hrtimer, which kicks the work
  * item.  A QP held back this way to a rate limit is owed its rate however
  * late the timer and the work item run (up to a second); one that ran dry,
- * or that DCQCN holds back, earns at most 4 ms of credit.  max_rate_mbps
- * is also a device-wide pacer shared by all QPs.
+ * or that DCQCN holds back, earns at most 4 ms of credit.  A QP that
+ * something else stops (its flow-control window, an RNR wait, a dropped
+ * packet) keeps the debt it had then, but earns nothing for the time it
+ * waits.  max_rate_mbps is also a device-wide pacer shared by all QPs.
  *
  * DCQCN (Zhu et al., SIGCOMM 2015): the notification point answers a
  * packet that arrived with ECN CE by a CNP to the sending QP, at most one
@@ -85,6 +87,7 @@ void eroce_rate_reset(struct eroce_qp *qp)
 	lockdep_assert_held(&qp->eng.lock);
 	r->next_ns = 0;
 	r->backlogged = false;
+	r->stalled = false;
 	r->cc_active = false;
 	r->stage = 0;
 	r->inc_bytes = 0;
@@ -189,6 +192,11 @@ bool eroce_rate_wait(struct eroce_qp *qp)
 		return false;
 
 	now = ktime_get_ns();
+	if (r->stalled) {
+		/* what it owed when it stopped, not the time it waited */
+		r->next_ns = max(r->next_ns, now - r->stall_debt_ns);
+		r->stalled = false;
+	}
 	eroce_dcqcn_update(qp, now);
 	if (eroce_rate_kbps(qp) && r->next_ns > now + EROCE_PACE_SLACK_NS)
 		due = r->next_ns;
@@ -217,6 +225,28 @@ void eroce_rate_idle(struct eroce_qp *qp)
 {
 	lockdep_assert_held(&qp->eng.lock);
 	qp->eng.rate.backlogged = false;
+	qp->eng.rate.stalled = false;
+}
+
+/**
+ * eroce_rate_stalled() - the QP stopped with work left, not for its pacer
+ * @qp: the QP
+ *
+ * Its flow-control window, an RNR wait or a dropped packet stopped it.  A
+ * QP the pacer owed its rate keeps the debt it has now; the time until it
+ * sends again is not owed (no burst of a second's worth after a stall).
+ */
+void eroce_rate_stalled(struct eroce_qp *qp)
+{
+	struct eroce_rate *r = &qp->eng.rate;
+	u64 now;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (!r->backlogged || r->stalled)
+		return;
+	now = ktime_get_ns();
+	r->stall_debt_ns = r->next_ns < now ? now - r->next_ns : 0;
+	r->stalled = true;
 }
 
 /**

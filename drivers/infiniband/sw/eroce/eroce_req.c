@@ -1022,6 +1022,14 @@ static bool eroce_req_window_full(struct eroce_qp *qp)
 	return eroce_psn_diff(req->psn, base) >= (s32)max;
 }
 
+/* flow control: outstanding packets, reads, fences hold @w back */
+static bool eroce_req_flow_blocked(struct eroce_qp *qp, struct eroce_swqe *w)
+{
+	if (eroce_req_window_full(qp))
+		return true;
+	return !qp->eng.req.cur_offset && eroce_req_rd_atomic_blocked(qp, w);
+}
+
 /*
  * Run the requester for one batch.  Returns true when it stopped with
  * work left (the caller requeues it).
@@ -1042,8 +1050,10 @@ bool eroce_req_run(struct eroce_qp *qp)
 	while (budget--) {
 		struct eroce_swqe *w;
 
-		if (req->rnr_wait)
+		if (req->rnr_wait) {
+			eroce_rate_stalled(qp);
 			return false;
+		}
 		if (req->cur == req->head) {
 			if (state == IB_QPS_SQD)
 				return false;
@@ -1057,6 +1067,10 @@ bool eroce_req_run(struct eroce_qp *qp)
 		}
 
 		w = eroce_req_swqe(qp, req->cur);
+		if (rc && eroce_req_flow_blocked(qp, w)) {
+			eroce_rate_stalled(qp);
+			return false;
+		}
 		if (eroce_rate_wait(qp))
 			return false;	/* the pacing timer resumes it */
 		if (!rc) {
@@ -1070,18 +1084,13 @@ bool eroce_req_run(struct eroce_qp *qp)
 			continue;
 		}
 
-		/* flow control: outstanding packets, reads, fences */
-		if (eroce_req_window_full(qp))
-			return false;
-		if (!req->cur_offset && eroce_req_rd_atomic_blocked(qp, w))
-			return false;
-
 		err = eroce_req_send_rc(qp, w);
 		if (err == -ENOMEM)
 			return true;
 		/* the stack dropped a packet: let the queues drain first */
 		if (err == -EAGAIN) {
 			qp->eng.tx_stalled = true;
+			eroce_rate_stalled(qp);
 			eroce_req_progress(qp);
 			return false;
 		}

@@ -1003,6 +1003,7 @@ static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget)
 				if (err) {
 					/* dropped on the way out: back off */
 					qp->eng.tx_stalled = true;
+					eroce_rate_stalled(qp);
 					return false;
 				}
 			}
