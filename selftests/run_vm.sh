@@ -84,7 +84,7 @@ parse_args() {
 debug_kernel() {
 	KERNEL_DIR=$(cd "$KERNEL_DIR" 2>/dev/null && pwd -P) ||
 		{ echo "run_vm: no kernel directory $KERNEL_DIR" >&2; exit 1; }
-	[ -f "$KERNEL_DIR/done" ] && [ -s "$KERNEL_DIR/vmlinux" ] ||
+	[ -f "$KERNEL_DIR/done" ] && [ -s "$KERNEL_DIR/bzImage" ] ||
 		{ echo "run_vm: $KERNEL_DIR: no built kernel (selftests/vm/build-debug-kernel.sh)" >&2; exit 1; }
 	KVER=$(cat "$KERNEL_DIR/kver")
 	MODROOT=$KERNEL_DIR/modules/lib/modules
@@ -112,13 +112,14 @@ check_host() {
 	[ -d "/lib/modules/$KVER/kernel" ] || { echo "run_vm: no /lib/modules/$KVER" >&2; exit 1; }
 }
 
-# prepare_images: cached vmlinux (PVH-bootable) and initramfs in out/vm
+# prepare_images: cached vmlinux (PVH-bootable) and initramfs in out/vm;
+# the debug kernel boots from its bzImage (build-debug-kernel.sh says why)
 prepare_images() {
 	mkdir -p "$OUT/runs"
 	find "$OUT/runs" -mindepth 1 -maxdepth 1 -mtime +2 -exec rm -rf {} + 2>/dev/null || true
 	INITRD="$OUT/initramfs-$KVER.cpio.gz"
 	if [ $DEBUG = 1 ]; then
-		VMLINUX=$KERNEL_DIR/vmlinux
+		VMLINUX=$KERNEL_DIR/bzImage
 		"$VMDIR/mkinitramfs.sh" "$KVER" "$INITRD" "$MODROOT"
 		return
 	fi

@@ -17,7 +17,8 @@
 # a second run finds the first one's.  The directory holds:
 #   src/        the configured, built tree (objects removed), the KDIR
 #               eroce.ko is built against
-#   vmlinux     the kernel QEMU boots (PVH entry)
+#   bzImage     the kernel QEMU boots, through the usual 64-bit entry
+#   vmlinux     its symbols, for reading a report's addresses
 #   kver        its release string, e.g. 6.1.192-eroce-debug
 #   modules/    lib/modules/KVER/ from modules_install (rdma_rxe, ...)
 #   build.log   the build's output; build.time its duration in seconds
@@ -82,20 +83,21 @@ build() {
 	mkdir -p "$src"
 	say "extracting $TARBALL into $dir"
 	tar -xf "$TARBALL" -C "$src" --strip-components=1
-	# QEMU enters the vmlinux at its PVH entry, whose C part runs before
-	# KASAN has its shadow (head64.c is left uninstrumented for the same
-	# reason on the usual path): with it instrumented the guest triple
-	# faults in xen_prepare_pvh()
-	echo 'KASAN_SANITIZE_enlighten.o := n' >>"$src/arch/x86/platform/pvh/Makefile"
+	# QEMU boots the bzImage, not the vmlinux at its PVH entry: that
+	# entry runs C code (xen_prepare_pvh() and the instrumented memcmp()
+	# of hypervisor_cpuid_base()) before KASAN has its early shadow, and
+	# the guest triple faults at once; the usual entry sets the shadow
+	# up first (kasan_early_init())
 	"${mk[@]}" KCONFIG_ALLCONFIG="$FRAGMENT" allnoconfig
 	"${mk[@]}" olddefconfig
 	check_config "$src"
 	say "building (make -j$JOBS, log in $dir/build.log)"
-	"${mk[@]}" vmlinux modules
+	"${mk[@]}" bzImage modules
 	kver=$("${mk[@]}" -s kernelrelease)
 	"${mk[@]}" INSTALL_MOD_PATH="$dir/modules" modules_install
 	# the tree stays as the KDIR of external modules; objects are not needed
 	find "$src" -name '*.o' ! -path '*/tools/*' -delete
+	cp "$src/arch/x86/boot/bzImage" "$dir/bzImage"
 	cp "$src/vmlinux" "$dir/vmlinux"
 	rm -f "$src/vmlinux" "$src/vmlinux.o"
 	echo "$kver" >"$dir/kver"
