@@ -21,6 +21,7 @@
 MODULE_AUTHOR("The eroce developers");
 MODULE_DESCRIPTION("Software RoCEv2 RDMA provider for Ethernet netdevs");
 MODULE_LICENSE("Dual BSD/GPL");
+MODULE_VERSION(EROCE_VERSION);
 MODULE_ALIAS_RDMA_LINK(EROCE_LINK_TYPE);
 
 static DEFINE_MUTEX(eroce_link_lock);
