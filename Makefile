@@ -9,6 +9,8 @@ KDIR ?= /lib/modules/$(KVER)/build
 DESTDIR ?=
 SRCDIR := $(CURDIR)
 MODDIR := drivers/infiniband/sw/eroce
+# the one version of the tree: module (MODULE_VERSION), DKMS, packages
+VERSION := $(shell cat $(SRCDIR)/VERSION)
 
 # packages that building, testing and the demo need (Debian 12)
 DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
@@ -19,6 +21,7 @@ DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
 	sparse strace gnuplot-nox
 
 .PHONY: all modules provider tools install deps check unit vmtest demo bench bench-loss bench-topo lint clean
+.PHONY: dkms-src dkms-install dkms-remove
 
 all: modules provider tools
 
@@ -39,6 +42,29 @@ install: all
 	$(MAKE) -C userspace install DESTDIR=$(DESTDIR)
 	if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); \
 	else depmod -a -b $(DESTDIR) $(KVER) || true; fi
+
+# DKMS (dkms.conf): the source set DKMS builds eroce.ko from, staged in
+# $(DESTDIR)/usr/src/eroce-$(VERSION) by dkms-src (debian/rules uses it too)
+DKMS_SRC := VERSION Kbuild $(MODDIR)/Kbuild include/uapi/rdma/eroce-abi.h \
+	$(sort $(filter-out %.mod.c,$(wildcard $(MODDIR)/*.[ch])))
+DKMS_DIR = $(DESTDIR)/usr/src/eroce-$(VERSION)
+
+dkms-src:
+	rm -rf $(DKMS_DIR)
+	for f in $(DKMS_SRC); do install -D -m 0644 $$f $(DKMS_DIR)/$$f || exit; done
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_DIR)/dkms.conf
+
+# from the tree, for the kernel KVER (and every later one: AUTOINSTALL)
+dkms-install: dkms-remove
+	$(MAKE) dkms-src DESTDIR=
+	dkms add eroce/$(VERSION)
+	dkms build eroce/$(VERSION) -k $(KVER)
+	dkms install eroce/$(VERSION) -k $(KVER)
+
+dkms-remove:
+	if dkms status eroce/$(VERSION) | grep -q .; then \
+		dkms remove eroce/$(VERSION) --all; fi
+	rm -rf /usr/src/eroce-$(VERSION)
 
 # apt_install PACKAGES, WHAT: install those of PACKAGES that are missing
 define apt_install
