@@ -18,10 +18,11 @@ DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 iperf3 ethtool \
 	qemu-system-x86 busybox-static tshark python3-scapy \
-	sparse strace gnuplot-nox
+	sparse strace gnuplot-nox \
+	dkms dh-dkms debhelper dpkg-dev fakeroot lintian man-db openssl udev
 
 .PHONY: all modules provider tools install deps check unit vmtest demo bench bench-loss bench-topo lint clean
-.PHONY: dkms-src dkms-install dkms-remove
+.PHONY: dkms-src dkms-install dkms-remove deb
 
 all: modules provider tools
 
@@ -65,6 +66,11 @@ dkms-remove:
 	if dkms status eroce/$(VERSION) | grep -q .; then \
 		dkms remove eroce/$(VERSION) --all; fi
 	rm -rf /usr/src/eroce-$(VERSION)
+
+# Debian packages in out/deb/ (scripts/build-deb.sh): eroce-dkms,
+# eroce-tools, ibverbs-provider-eroce
+deb:
+	scripts/build-deb.sh
 
 # apt_install PACKAGES, WHAT: install those of PACKAGES that are missing
 define apt_install
