@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # check.sh: the whole test suite, what `make check` runs (after `make deps`).
-#   build   `make all` (module with W=1, provider) and the selftest tools;
-#           any compiler or modpost warning fails the stage
+#   build   `make all` (module with W=1, provider), the selftest tools and
+#           `make deb` (the Debian packages selftests/eroce/packaging.sh
+#           installs; lintian must be clean); any compiler, modpost or
+#           packaging warning fails the stage
 #   unit    `make unit` (tests/unit, closing "N passed, N failed" line)
 #   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise)
 # The counts of all stages are summed; the last line of the output is
@@ -50,6 +52,7 @@ stage_build() {
 	if [ -f "$ROOT/selftests/tools/Makefile" ]; then
 		one_step "selftests/tools" "$LOG/tools.log" make -C "$ROOT/selftests/tools"
 	fi
+	one_step "make deb" "$LOG/deb.log" make -C "$ROOT" deb
 	BUILD_OK=1
 	[ "$FAILED" = "$before" ] || BUILD_OK=0
 }
