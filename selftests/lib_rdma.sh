@@ -38,11 +38,18 @@ gid_index_of() {
 	return 1
 }
 
-# eroce_pair_setup: eroce1 on ns1/veth1 (198.18.0.1) and eroce2 on
-# ns2/veth2 (198.18.0.2), ports active, IPv4 GIDs present.  `require` runs
-# it in a subshell: call pair_gids afterwards for G1/G2.
+# eroce_pair_setup: eroce.ko and the provider from the tree, then
+# eroce_links_setup.  `require` runs it in a subshell: call pair_gids
+# afterwards for G1/G2.
 eroce_pair_setup() {
-	eroce_load && provider_install && two_ns_setup &&
+	eroce_load && provider_install && eroce_links_setup
+}
+
+# eroce_links_setup: with eroce and its provider already in place (from
+# the tree or from packages), eroce1 on ns1/veth1 (198.18.0.1) and eroce2
+# on ns2/veth2 (198.18.0.2), ports active, IPv4 GIDs present
+eroce_links_setup() {
+	two_ns_setup &&
 		ns1 rdma link add eroce1 type eroce netdev veth1 &&
 		ns2 rdma link add eroce2 type eroce netdev veth2 &&
 		wait_for 30 port_state_is eroce1 "4: ACTIVE" &&

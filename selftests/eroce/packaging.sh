@@ -156,19 +156,6 @@ test_install() {
 
 # ---- use -----------------------------------------------------------------
 
-pair_setup() {
-	two_ns_setup &&
-		ns1 rdma link add eroce1 type eroce netdev veth1 &&
-		ns2 rdma link add eroce2 type eroce netdev veth2 &&
-		wait_for 30 port_state_is eroce1 "4: ACTIVE" &&
-		wait_for 30 port_state_is eroce2 "4: ACTIVE" &&
-		wait_for 30 has_gid eroce1 "$(ipv4_gid 198.18.0.1)" &&
-		wait_for 30 has_gid eroce2 "$(ipv4_gid 198.18.0.2)" || return
-	# shellcheck disable=SC2086  # $PING may be "busybox ping"
-	ns1 $PING -c 1 -W 2 198.18.0.2 >/dev/null 2>&1
-	return 0
-}
-
 # man_ok PAGE: the installed page formats without warnings and has a NAME
 man_ok() {
 	local f warn
@@ -194,7 +181,7 @@ knobs_documented() {
 }
 
 test_use() {
-	require pair_setup
+	require eroce_links_setup
 	pair_gids
 	ktap_check ibv_devices_through_package \
 		eval 'ibv_devices | grep -Eq "^[[:space:]]+eroce1[[:space:]]"'
