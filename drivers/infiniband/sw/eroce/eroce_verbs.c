@@ -56,6 +56,18 @@ const struct ib_device_ops eroce_verbs_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, eroce_ucontext, ibuc),
 };
 
+/*
+ * xa_init_flags() is an inline with one spin_lock_init() in it, so every
+ * xarray set up from this file would share one lockdep class.  The tables
+ * are locked in different contexts (ah_xa with interrupts off under an
+ * engine's lock, qp_xa and mr_xa only from process context with softirqs
+ * on), and one class would make lockdep see an inversion between them that
+ * no two real locks have.
+ */
+static struct lock_class_key eroce_qp_xa_key;
+static struct lock_class_key eroce_mr_xa_key;
+static struct lock_class_key eroce_ah_xa_key;
+
 void eroce_res_init(struct eroce_res *res)
 {
 	atomic_set(&res->num_pd, 0);
@@ -66,10 +78,13 @@ void eroce_res_init(struct eroce_res *res)
 	atomic_set(&res->num_mr, 0);
 
 	xa_init_flags(&res->qp_xa, XA_FLAGS_ALLOC);
+	lockdep_set_class(&res->qp_xa.xa_lock, &eroce_qp_xa_key);
 	res->next_qpn = EROCE_FIRST_QPN;
 	xa_init_flags(&res->mr_xa, XA_FLAGS_ALLOC1);
+	lockdep_set_class(&res->mr_xa.xa_lock, &eroce_mr_xa_key);
 	res->next_mr = 1;
 	xa_init_flags(&res->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	lockdep_set_class(&res->ah_xa.xa_lock, &eroce_ah_xa_key);
 	res->next_ah = 1;
 }
 
