@@ -4,7 +4,7 @@
 # provider; `make check` is the whole test suite (what CI runs); `make demo`
 # boots a guest and shows two eroce devices talking.
 
-KVER ?= $(shell ls /lib/modules 2>/dev/null | sort -V | tail -n 1)
+KVER ?= $(shell $(CURDIR)/scripts/kver.sh)
 KDIR ?= /lib/modules/$(KVER)/build
 DESTDIR ?=
 SRCDIR := $(CURDIR)
@@ -14,7 +14,7 @@ VERSION := $(shell cat $(SRCDIR)/VERSION)
 
 # packages that building, testing and the demo need (Debian 12)
 DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
-	linux-image-amd64 linux-headers-amd64 \
+	linux-image-amd64 linux-headers-amd64 linux-headers-rt-amd64 \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 iperf3 ethtool \
 	qemu-system-x86 busybox-static tshark python3-scapy \

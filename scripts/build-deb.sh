@@ -19,7 +19,13 @@
 # hands it to the package's postinst (its "load a DKMS tarball" path),
 # because DKMS building the module inside the TCG guest takes over 15
 # minutes.  EROCE_DEB_NO_PREBUILT=1 skips it: the test then lets DKMS
-# build in the guest.
+# build in the guest.  With the headers of Debian's standard and PREEMPT_RT
+# kernels installed (make deps), DKMS builds for each (see dkms_tarball).
+#
+# The same is made of a previous release for packaging.sh to upgrade
+# from: the tree at version VERSION~prev (sorting before VERSION), in
+# out/deb/prev/ with its DKMS tarball for the default kernel
+# (scripts/kver.sh).  EROCE_DEB_NO_UPGRADE=1 leaves it out.
 set -eu -o pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -45,30 +51,82 @@ else
 		--exclude='*.mod.c' -cf - . | tar -C "$SRC" -xf -
 fi
 
+# the tree as it would be released at version $2: VERSION and the top
+# debian/changelog entry say $2 (the entry's text stays)
+set_version() {
+	local dir=$1 version=$2
+	echo "$version" >"$dir/VERSION"
+	sed -i "1s/^eroce ([^)]*)/eroce ($version)/" "$dir/debian/changelog"
+}
+
+# dkms_tarball DEB VERSION DIR KVER...: DKMS builds the source of the
+# eroce-dkms package DEB for each KVER in a private tree under DIR, signed
+# with a key made for it, and packs DIR/eroce-VERSION.dkms.tar.gz: the
+# source and the first KVER's module.  Debian 12's DKMS (3.0.10) packs and
+# loads one kernel's module per tarball (mktarball and ldtarball keep the
+# first kernel's directory in a `local -r` inside their loops), so each
+# further KVER gets a binaries-only tarball of its own,
+# DIR/eroce-VERSION-KVER.dkms.tar.gz
+dkms_tarball() {
+	local deb=$1 version=$2 dk=$3 k tree
+	shift 3
+	mkdir -p "$dk/tree"
+	dpkg-deb -x "$deb" "$dk/root"
+	openssl req -new -x509 -nodes -days 36500 -subj "/CN=eroce make deb test key/" \
+		-newkey rsa:2048 -keyout "$dk/mok.key" -outform DER -out "$dk/mok.der" \
+		>/dev/null 2>&1
+	tree=(--dkmstree "$dk/tree" --sourcetree "$dk/root/usr/src")
+	for k; do
+		mok_signing_key=$dk/mok.key mok_certificate=$dk/mok.der \
+			dkms build "eroce/$version" -k "$k" "${tree[@]}"
+	done
+	dkms mktarball "eroce/$version" -k "$1" "${tree[@]}" \
+		--archive "$dk/eroce-$version.dkms.tar.gz" >/dev/null
+	ls -1 "$dk/eroce-$version.dkms.tar.gz"
+	shift
+	for k; do
+		dkms mktarball "eroce/$version" -k "$k" --binaries-only "${tree[@]}" \
+			--archive "$dk/eroce-$version-$k.dkms.tar.gz" >/dev/null
+		ls -1 "$dk/eroce-$version-$k.dkms.tar.gz"
+	done
+}
+
+# the previous release, for packaging.sh to upgrade from: this tree at
+# version VERSION~prev (which sorts before VERSION), its packages in
+# out/deb/prev/, not checked by lintian
+PREV_VERSION=$VERSION~prev
+PREV=$OUT/prev
+if [ "${EROCE_DEB_NO_UPGRADE:-0}" != 1 ]; then
+	mkdir -p "$PREV"
+	cp -a "$SRC" "$PREV/eroce-$PREV_VERSION"
+	set_version "$PREV/eroce-$PREV_VERSION" "$PREV_VERSION"
+fi
+
 cd "$SRC"
 dpkg-buildpackage -b -us -uc --no-sign
 cd "$OUT"
 changes=$(ls eroce_"$VERSION"_*.changes)
 lintian --fail-on error,warning --info --display-info "$changes"
 ls -1 "$OUT"/*.deb
+if [ -d "$PREV" ]; then
+	(cd "$PREV/eroce-$PREV_VERSION" && dpkg-buildpackage -b -us -uc --no-sign)
+	ls -1 "$PREV"/*.deb
+fi
 
 [ "${EROCE_DEB_NO_PREBUILT:-0}" = 1 ] && exit 0
-DK=$OUT/dkms
-kvers=()
+# the default kernel (the one the guests boot) first, then every other one
+# whose headers are here
+kver=$("$ROOT/scripts/kver.sh")
+[ -e "/lib/modules/$kver/build/Makefile" ] ||
+	{ echo "build-deb: no headers of $kver for DKMS" >&2; exit 1; }
+kvers=("$kver")
 for d in /lib/modules/*/build; do
-	[ -e "$d/Makefile" ] && kvers+=(-k "$(basename "$(dirname "$d")")")
+	k=$(basename "$(dirname "$d")")
+	[ "$k" != "$kver" ] && [ -e "$d/Makefile" ] && kvers+=("$k")
 done
-[ ${#kvers[@]} -gt 0 ] || { echo "build-deb: no kernel headers for DKMS" >&2; exit 1; }
-mkdir -p "$DK/tree"
-dpkg-deb -x "$OUT/eroce-dkms_${VERSION}_all.deb" "$DK/root"
-openssl req -new -x509 -nodes -days 36500 -subj "/CN=eroce make deb test key/" \
-	-newkey rsa:2048 -keyout "$DK/mok.key" -outform DER -out "$DK/mok.der" \
-	>/dev/null 2>&1
-dk=(--dkmstree "$DK/tree" --sourcetree "$DK/root/usr/src")
-for ((i = 1; i < ${#kvers[@]}; i += 2)); do
-	mok_signing_key=$DK/mok.key mok_certificate=$DK/mok.der \
-		dkms build "eroce/$VERSION" -k "${kvers[i]}" "${dk[@]}"
-done
-dkms mktarball "eroce/$VERSION" "${kvers[@]}" "${dk[@]}" \
-	--archive "$DK/eroce-$VERSION.dkms.tar.gz" >/dev/null
-ls -1 "$DK/eroce-$VERSION.dkms.tar.gz"
+dkms_tarball "$OUT/eroce-dkms_${VERSION}_all.deb" "$VERSION" "$OUT/dkms" "${kvers[@]}"
+# the previous release needs no more than the default kernel
+if [ -d "$PREV" ]; then
+	dkms_tarball "$PREV/eroce-dkms_${PREV_VERSION}_all.deb" "$PREV_VERSION" \
+		"$PREV/dkms" "$kver"
+fi

@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-KVER=${KVER:-$(ls /lib/modules | sort -V | tail -n 1)}
+KVER=${KVER:-$(scripts/kver.sh)}
 KDIR=${KDIR:-/lib/modules/$KVER/build}
 CP=out/checkpatch/scripts/checkpatch.pl
 

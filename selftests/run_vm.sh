@@ -77,7 +77,7 @@ parse_args() {
 		debug_kernel
 		return
 	fi
-	[ -n "$KVER" ] || KVER=$(ls /lib/modules 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$KVER" ] || KVER=$("$ROOT/scripts/kver.sh")
 }
 
 # debug_kernel: boot the kernel built in KERNEL_DIR, in debug mode

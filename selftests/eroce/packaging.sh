@@ -31,6 +31,19 @@
 # build stage); without them every subtest is skipped, saying so.  The
 # guest writes only to its tmpfs overlay: the host's dpkg database and
 # /lib/modules stay as they are.
+#   upgrade   before all this, the previous release make deb builds
+#             (out/deb/prev/, version VERSION~prev) is installed and its
+#             /etc/eroce.conf edited; installing this version's packages
+#             over it is then an upgrade: DKMS keeps only the new version,
+#             the administrator's edit stays
+#   RT        with Debian's PREEMPT_RT kernel headers installed (make deps),
+#             make deb has DKMS build the packaged source for that kernel
+#             too; its binaries-only DKMS tarball is loaded (dkms
+#             ldtarball) and DKMS's kernel hook (what
+#             linux-headers-*-rt-amd64 runs when it is installed) installs
+#             the module, built for RT and signed.  The guest runs the
+#             standard kernel, so it is not loaded (running the suite on
+#             RT is a lane of its own)
 # shellcheck disable=SC2317  # the checks run through ktap_check and require
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -50,7 +63,15 @@ TARBALL_DIR=/usr/share/eroce-dkms
 TARBALL_CN="eroce make deb test key"
 CONF=/etc/eroce.conf
 SYSLOG=/tmp/eroce-syslog
-PLAN=34
+PREV_VERSION=$VERSION~prev
+PREV_DEBS=$DEBS/prev
+PREV_TARBALL=$PREV_DEBS/dkms/eroce-$PREV_VERSION.dkms.tar.gz
+CONF_EDIT="# edited by the administrator of release $PREV_VERSION"
+# Debian's PREEMPT_RT flavour of the running kernel's release, if its
+# headers are here
+RT_KVER=${KVER%-amd64}-rt-amd64
+[ -e "/lib/modules/$RT_KVER/build/Makefile" ] || RT_KVER=
+PLAN=41
 UDEVD_PID=
 SYSLOGD_PID=
 
@@ -59,10 +80,11 @@ first() {
 	[ -e "$1" ] && echo "$1"
 }
 
+# debs [DIR VERSION]: the package files of VERSION in DIR (this tree's)
 debs() {
-	local p
+	local dir=${1:-$DEBS} version=${2:-$VERSION} p
 	for p in $PKGS; do
-		first "$DEBS/${p}_${VERSION}_"*.deb
+		first "$dir/${p}_${version}_"*.deb
 	done
 }
 
@@ -89,20 +111,23 @@ mok_setup() {
 			>/etc/dkms/framework.conf.d/eroce-test.conf
 }
 
+# install_debs [DIR VERSION TARBALL]: dpkg -i this tree's packages (or
+# VERSION's in DIR, with its DKMS tarball TARBALL)
 install_debs() {
+	local dir=${1:-$DEBS} version=${2:-$VERSION} tarball=${3:-$TARBALL}
 	local start=$SECONDS rc=0 limit=900
-	if [ -f "$TARBALL" ]; then
+	if [ -f "$tarball" ]; then
 		mkdir -p "$TARBALL_DIR" &&
-			cp "$TARBALL" "$TARBALL_DIR/eroce-$VERSION.dkms.tar.gz" || return
+			cp "$tarball" "$TARBALL_DIR/eroce-$version.dkms.tar.gz" || return
 		MOK_CN=$TARBALL_CN
-		ktap_diag "DKMS tarball of the host's build: $TARBALL"
+		ktap_diag "DKMS tarball of the host's build: $tarball"
 	else
-		ktap_diag "no $TARBALL: DKMS builds in the guest"
+		ktap_diag "no $tarball: DKMS builds in the guest"
 		limit=2000
 	fi
 	# unpack and configure apart, to show where the time goes
 	# shellcheck disable=SC2046  # one argument per package file
-	LAST_OUT=$(DEBIAN_FRONTEND=noninteractive timeout 300 dpkg --unpack $(debs) 2>&1) || rc=$?
+	LAST_OUT=$(DEBIAN_FRONTEND=noninteractive timeout 300 dpkg --unpack $(debs "$dir" "$version") 2>&1) || rc=$?
 	ktap_diag "dpkg --unpack: $((SECONDS - start)) s"
 	[ "$rc" = 0 ] || return "$rc"
 	start=$SECONDS
@@ -124,6 +149,34 @@ loaded_is_dkms() {
 		[ "$(cat /sys/module/eroce/version)" = "$VERSION" ] &&
 		[ "$(cat /sys/module/eroce/srcversion)" = "$(modinfo -F srcversion "$f")" ]
 }
+
+# ---- upgrade ---------------------------------------------------------------
+
+# the previous release, installed and configured as an administrator would
+test_install_prev() {
+	local ko
+
+	install_debs "$PREV_DEBS" "$PREV_VERSION" "$PREV_TARBALL"
+	ktap_result prev_dpkg_install $? "dpkg -i of $PREV_VERSION failed: $(tail -n 5 <<<"$LAST_OUT")"
+	ko=$(dkms_module)
+	ktap_check prev_module_installed \
+		test "$(modinfo -F version "${ko:-/nonexistent}" 2>&1)" = "$PREV_VERSION"
+	echo "$CONF_EDIT" >>"$CONF"
+	rm -rf "$TARBALL_DIR"
+}
+
+# what the upgrade to this version left of the previous one
+prev_gone() {
+	local st
+	st=$(dkms status eroce) || return
+	echo "dkms status: $st"
+	! grep -qF "$PREV_VERSION" <<<"$st" && grep -qF "eroce/$VERSION" <<<"$st" &&
+		[ ! -e "/usr/src/eroce-$PREV_VERSION" ] &&
+		[ ! -e "/var/lib/dkms/eroce/$PREV_VERSION" ] &&
+		[ "$(dpkg-query -W -f='${Version}' eroce-dkms)" = "$VERSION" ]
+}
+
+# ---- install -------------------------------------------------------------
 
 test_install() {
 	local ko signer
@@ -148,10 +201,43 @@ test_install() {
 		test "$(find /lib/modules/"$KVER" -name 'eroce.ko*' | wc -l)" = 1
 	ktap_check modprobe_loads_dkms_module \
 		eval 'modprobe eroce && loaded_is_dkms'
+	ktap_check upgrade_leaves_nothing_of_prev prev_gone
+	ktap_check upgrade_keeps_conf_edit grep -qxF "$CONF_EDIT" "$CONF"
 	ktap_check provider_from_package \
 		eval 'dpkg -S /etc/libibverbs.d/eroce.driver | grep -q ^ibverbs-provider-eroce: &&
 			grep -qx "driver eroce" /etc/libibverbs.d/eroce.driver &&
 			dpkg -L ibverbs-provider-eroce | grep -q "/libibverbs/liberoce-rdmav34.so$"'
+}
+
+# ---- RT --------------------------------------------------------------------
+
+# rt_module_ok: DKMS installed eroce.ko for the PREEMPT_RT kernel, built
+# for it and signed
+rt_module_ok() {
+	local ko magic signer
+	ko=$(first /lib/modules/"$RT_KVER"/updates/dkms/eroce.ko*) ||
+		{ echo "no /lib/modules/$RT_KVER/updates/dkms/eroce.ko*"; return 1; }
+	magic=$(modinfo -F vermagic "$ko") && signer=$(modinfo -F signer "$ko") || return
+	echo "$ko: vermagic '$magic', signer '$signer'"
+	[[ "$magic" == "$RT_KVER "*" preempt_rt "* ]] && [ "$signer" = "$MOK_CN" ] &&
+		[ "$(modinfo -F version "$ko")" = "$VERSION" ]
+}
+
+test_rt() {
+	local hook=/etc/kernel/header_postinst.d/dkms
+	local tarball=$DEBS/dkms/eroce-$VERSION-$RT_KVER.dkms.tar.gz
+
+	if [ -z "$RT_KVER" ]; then
+		ktap_skip rt_kernel_hook_installs "no headers of ${KVER%-amd64}-rt-amd64"
+		ktap_skip rt_module_built_for_rt "no headers of ${KVER%-amd64}-rt-amd64"
+		ktap_skip rt_status_installed "no headers of ${KVER%-amd64}-rt-amd64"
+		return
+	fi
+	ktap_check rt_kernel_hook_installs eval \
+		"dkms ldtarball --archive $tarball && timeout 600 $hook $RT_KVER"
+	ktap_check rt_module_built_for_rt rt_module_ok
+	ktap_check rt_status_installed \
+		eval "dkms status eroce/$VERSION -k $RT_KVER | grep -q ': installed'"
 }
 
 # ---- use -----------------------------------------------------------------
@@ -350,14 +436,16 @@ skip_all() {
 
 ktap_plan $PLAN
 trap daemons_stop EXIT
-[ "$(debs | wc -l)" = 3 ] ||
-	skip_all "no $DEBS/{${PKGS// /,}}_${VERSION}_*.deb: run make deb"
+{ [ "$(debs | wc -l)" = 3 ] && [ "$(debs "$PREV_DEBS" "$PREV_VERSION" | wc -l)" = 3 ]; } ||
+	skip_all "no $DEBS/{${PKGS// /,}}_${VERSION}_*.deb and prev/*_${PREV_VERSION}_*.deb: run make deb"
 require not_installed
 # the man-db trigger would rebuild the whole man index under TCG
 rm -f /var/lib/man-db/auto-update
 require mok_setup
 require modprobe -a ib_core ib_uverbs udp_tunnel ip6_udp_tunnel veth
+test_install_prev
 test_install
+test_rt
 test_use
 test_persist
 test_remove
