@@ -23,37 +23,10 @@ set -u -o pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
 LOG="$ROOT/out/check-debug"
 SCRATCH="$ROOT/out/debug"
-PASSED=0
-FAILED=0
 KDIR=
-
-say() { echo "# check-debug: $*"; }
-
-count() {
-	PASSED=$((PASSED + $1))
-	FAILED=$((FAILED + $2))
-}
-
-# one_step NAME LOG CMD...: a build step; 1 passed or 1 failed
-one_step() {
-	local name=$1 log=$2; shift 2
-	local rc=0 start=$SECONDS
-
-	"$@" >"$log" 2>&1 || rc=$?
-	if [ $rc != 0 ]; then
-		say "$name: FAILED (exit status $rc, log ${log#"$ROOT"/}):"
-		grep -E 'error:|Error [0-9]|build-debug-kernel:' "$log" | head -n 10 | sed 's/^/#   /'
-		count 0 1
-		return 1
-	elif grep -Eiq '(^|[^a-z])warning:' "$log"; then
-		say "$name: FAILED (warnings):"
-		grep -Ei '(^|[^a-z])warning:' "$log" | sed 's/^/#   /'
-		count 0 1
-		return 1
-	fi
-	say "$name: ok ($((SECONDS - start)) s)"
-	count 1 0
-}
+CHECK_NAME=check-debug
+# shellcheck source=lib_check.sh
+. "$ROOT/scripts/lib_check.sh"
 
 # kernel: the cached debug kernel; KDIR is its cache directory
 stage_kernel() {
@@ -111,26 +84,6 @@ build_kmod() {
 stage_tools() {
 	one_step "provider and selftest tools" "$LOG/tools.log" \
 		make -C "$ROOT" provider tools
-}
-
-# summed STAGE LOG RC: add the stage's closing "N passed, N failed" line
-summed() {
-	local stage=$1 log=$2 rc=$3 last p f
-
-	last=$(tail -n 1 "$log")
-	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-		p=${BASH_REMATCH[1]}
-		f=${BASH_REMATCH[2]}
-		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-			say "$stage: exit status $rc with no failed test: counted as a failure"
-			f=1
-		fi
-		count "$p" "$f"
-		say "$stage: $p passed, $f failed"
-	else
-		say "$stage: FAILED (exit status $rc, no 'N passed, N failed' line)"
-		count 0 1
-	fi
 }
 
 stage_vm() {

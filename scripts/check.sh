@@ -15,35 +15,10 @@ set -u -o pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
 LOG="$ROOT/out/check"
-PASSED=0
-FAILED=0
-
-say() { echo "# check: $*"; }
-
-count() {
-	PASSED=$((PASSED + $1))
-	FAILED=$((FAILED + $2))
-}
-
-# one_step NAME LOG CMD...: a build step; 1 passed or 1 failed
-one_step() {
-	local name=$1 log=$2; shift 2
-	local rc=0
-
-	"$@" 2>&1 | tee "$log" || rc=$?
-	if [ $rc != 0 ]; then
-		say "$name: FAILED (exit status $rc):"
-		grep -E 'error:|Error [0-9]' "$log" | head -n 5 | sed 's/^/#   /'
-		count 0 1
-	elif grep -Eiq '(^|[^a-z])warning:' "$log"; then
-		say "$name: FAILED (compiler warnings):"
-		grep -Ei '(^|[^a-z])warning:' "$log" | sed 's/^/#   /'
-		count 0 1
-	else
-		say "$name: ok"
-		count 1 0
-	fi
-}
+CHECK_NAME=check
+CHECK_TEE=1
+# shellcheck source=lib_check.sh
+. "$ROOT/scripts/lib_check.sh"
 
 stage_build() {
 	local before=$FAILED
@@ -55,26 +30,6 @@ stage_build() {
 	one_step "make deb" "$LOG/deb.log" make -C "$ROOT" deb
 	BUILD_OK=1
 	[ "$FAILED" = "$before" ] || BUILD_OK=0
-}
-
-# summed STAGE LOG RC: add the stage's closing "N passed, N failed" line
-summed() {
-	local stage=$1 log=$2 rc=$3 last p f
-
-	last=$(tail -n 1 "$log")
-	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-		p=${BASH_REMATCH[1]}
-		f=${BASH_REMATCH[2]}
-		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-			say "$stage: exit status $rc with no failed test: counted as a failure"
-			f=1
-		fi
-		count "$p" "$f"
-		say "$stage: $p passed, $f failed"
-	else
-		say "$stage: FAILED (exit status $rc, no 'N passed, N failed' line)"
-		count 0 1
-	fi
 }
 
 stage_unit() {
