@@ -51,6 +51,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "tool_util.h"
+
 #define MAX_QPS		64
 #define MAX_DEPTH	1024
 #define MAX_SGES	4
@@ -177,8 +179,6 @@ static uint64_t first_bad[NUM_OPS];
 static int first_bad_qp[NUM_OPS];
 static uint64_t ok_bytes[NUM_OPS], ok_msgs[NUM_OPS];
 
-#define die(...) do { fprintf(stderr, "eroce_integrity: " __VA_ARGS__); \
-		      fputc('\n', stderr); exit(2); } while (0)
 #define vlog(...) do { if (opt.verbose) { printf(__VA_ARGS__); \
 		       putchar('\n'); fflush(stdout); } } while (0)
 
@@ -389,28 +389,17 @@ static void slot_layout(struct qpctx *q, struct slot *s, uint8_t *base,
 
 static void setup_verbs(void)
 {
-	struct ibv_device **list;
 	struct ibv_device_attr dattr;
 	struct ibv_port_attr pattr;
 	uint32_t i, d = opt.p.depth, n = opt.p.nqp;
-	int num, k;
 
-	list = ibv_get_device_list(&num);
-	if (!list)
-		die("no RDMA devices");
-	for (k = 0; k < num; k++)
-		if (!opt.dev || !strcmp(ibv_get_device_name(list[k]), opt.dev))
-			break;
-	if (k == num)
-		die("device %s not found", opt.dev ? opt.dev : "(any)");
-	ctx = ibv_open_device(list[k]);
+	ctx = eroce_open_device(opt.dev);
 	if (!ctx)
-		die("ibv_open_device: %s", strerror(errno));
-	ibv_free_device_list(list);
+		eroce_die("device %s: %s", opt.dev ? opt.dev : "eroce*", strerror(errno));
 	if (ibv_query_device(ctx, &dattr))
-		die("ibv_query_device failed");
+		eroce_die("ibv_query_device failed");
 	if (ibv_query_port(ctx, opt.ib_port, &pattr))
-		die("ibv_query_port failed");
+		eroce_die("ibv_query_port failed");
 	if (!opt.p.mtu || opt.p.mtu > pattr.active_mtu)
 		opt.p.mtu = pattr.active_mtu;
 	if ((uint32_t)dattr.max_sge < max_sge)
@@ -418,16 +407,16 @@ static void setup_verbs(void)
 
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
-		die("ibv_alloc_pd failed");
+		eroce_die("ibv_alloc_pd failed");
 	if (!opt.busy_poll) {
 		chan = ibv_create_comp_channel(ctx);
 		if (!chan)
-			die("ibv_create_comp_channel failed");
+			eroce_die("ibv_create_comp_channel failed");
 	}
 	scq = ibv_create_cq(ctx, n * d + 1, NULL, chan, 0);
 	rcq = ibv_create_cq(ctx, n * (2 * d + 1) + 1, NULL, chan, 0);
 	if (!scq || !rcq)
-		die("ibv_create_cq failed: %s", strerror(errno));
+		eroce_die("ibv_create_cq failed: %s", strerror(errno));
 
 	for (i = 0; i < n; i++) {
 		struct qpctx *q = &qps[i];
@@ -449,13 +438,13 @@ static void setup_verbs(void)
 			q->qp = ibv_create_qp(pd, &ia);
 		}
 		if (!q->qp)
-			die("ibv_create_qp failed: %s", strerror(errno));
+			eroce_die("ibv_create_qp failed: %s", strerror(errno));
 		max_inline = ia.cap.max_inline_data;
 		q->slot_bytes = opt.p.max_msg + MAX_SGES * GUARD;
 		total = q->slot_bytes * 3 * d + opt.p.region + GUARD;
 		q->arena = aligned_alloc(4096, (total + 4095) & ~4095ul);
 		if (!q->arena)
-			die("out of memory");
+			eroce_die("out of memory");
 		memset(q->arena, POISON, total);
 		q->sslots = q->arena;
 		q->rslots = q->arena + q->slot_bytes * d;
@@ -463,11 +452,11 @@ static void setup_verbs(void)
 		q->ss = calloc(d, sizeof(*q->ss));
 		q->rs = calloc(2 * d, sizeof(*q->rs));
 		if (!q->ss || !q->rs)
-			die("out of memory");
+			eroce_die("out of memory");
 		q->mr = ibv_reg_mr(pd, q->arena, total, IBV_ACCESS_LOCAL_WRITE |
 				   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 		if (!q->mr)
-			die("ibv_reg_mr failed: %s", strerror(errno));
+			eroce_die("ibv_reg_mr failed: %s", strerror(errno));
 
 		q->local.qpn = q->qp->qp_num;
 		/* odd QPs start just before the PSN wrap */
@@ -477,7 +466,7 @@ static void setup_verbs(void)
 		q->local.addr = (uintptr_t)q->region;
 		if (ibv_query_gid(ctx, opt.ib_port, opt.gidx,
 				  (union ibv_gid *)q->local.gid))
-			die("ibv_query_gid %d failed", opt.gidx);
+			eroce_die("ibv_query_gid %d failed", opt.gidx);
 	}
 }
 
@@ -497,7 +486,7 @@ static void connect_qps(void)
 
 		if (ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-			die("modify to INIT failed");
+			eroce_die("modify to INIT failed");
 
 		memset(&a, 0, sizeof(a));
 		a.qp_state = IBV_QPS_RTR;
@@ -515,7 +504,7 @@ static void connect_qps(void)
 				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 				  IBV_QP_MIN_RNR_TIMER))
-			die("modify to RTR failed: %s", strerror(errno));
+			eroce_die("modify to RTR failed: %s", strerror(errno));
 
 		memset(&a, 0, sizeof(a));
 		a.qp_state = IBV_QPS_RTS;
@@ -527,7 +516,7 @@ static void connect_qps(void)
 		if (ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-			die("modify to RTS failed: %s", strerror(errno));
+			eroce_die("modify to RTS failed: %s", strerror(errno));
 		if (opt.rate_kbps) {
 			/* (uverbs' QUERY_QP has no field to read it back) */
 			struct ibv_qp_rate_limit_attr rl = {
@@ -536,7 +525,7 @@ static void connect_qps(void)
 
 			errno = ibv_modify_qp_rate_limit(q->qp, &rl);
 			if (errno)
-				die("ibv_modify_qp_rate_limit failed: %s",
+				eroce_die("ibv_modify_qp_rate_limit failed: %s",
 				    strerror(errno));
 		}
 	}
@@ -554,7 +543,7 @@ static void xwrite(const void *buf, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			die("TCP write: %s", n ? strerror(errno) : "closed");
+			eroce_die("TCP write: %s", n ? strerror(errno) : "closed");
 		p += n;
 		len -= n;
 	}
@@ -570,7 +559,7 @@ static void xread(void *buf, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			die("peer went away (TCP %s)", n ? strerror(errno) : "EOF");
+			eroce_die("peer went away (TCP %s)", n ? strerror(errno) : "EOF");
 		p += n;
 		len -= n;
 	}
@@ -591,7 +580,7 @@ static void ctl_expect(struct ctl *c, uint32_t type, int op, uint32_t round)
 {
 	xread(c, sizeof(*c));
 	if (c->type != type || c->op != (uint32_t)op || c->round != round)
-		die("protocol: got ctl %u/%u/%u, want %u/%d/%u", c->type,
+		eroce_die("protocol: got ctl %u/%u/%u, want %u/%d/%u", c->type,
 		    c->op, c->round, type, op, round);
 }
 
@@ -606,7 +595,7 @@ static void tcp_connect(void)
 		int tries;
 
 		if (getaddrinfo(opt.server, port, &hints, &res))
-			die("cannot resolve %s", opt.server);
+			eroce_die("cannot resolve %s", opt.server);
 		/* the server may still be starting */
 		for (tries = 0; tries < 100 && sock < 0; tries++) {
 			for (r = res; r; r = r->ai_next) {
@@ -623,7 +612,7 @@ static void tcp_connect(void)
 		}
 		freeaddrinfo(res);
 		if (sock < 0)
-			die("cannot connect to %s:%d", opt.server, opt.port);
+			eroce_die("cannot connect to %s:%d", opt.server, opt.port);
 	} else {
 		struct sockaddr_in6 sa = {
 			.sin6_family = AF_INET6,
@@ -633,16 +622,16 @@ static void tcp_connect(void)
 		int ls = socket(AF_INET6, SOCK_STREAM, 0), zero = 0;
 
 		if (ls < 0)
-			die("socket: %s", strerror(errno));
+			eroce_die("socket: %s", strerror(errno));
 		setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		setsockopt(ls, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
 		if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1))
-			die("bind/listen on port %d: %s", opt.port, strerror(errno));
+			eroce_die("bind/listen on port %d: %s", opt.port, strerror(errno));
 		printf("listening on port %d\n", opt.port);
 		fflush(stdout);
 		sock = accept(ls, NULL, NULL);
 		if (sock < 0)
-			die("accept: %s", strerror(errno));
+			eroce_die("accept: %s", strerror(errno));
 		close(ls);
 	}
 	setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -659,7 +648,7 @@ static void exchange(void)
 	if (!opt.p.nqp || opt.p.nqp > MAX_QPS || !opt.p.depth ||
 	    opt.p.depth > MAX_DEPTH || !opt.p.max_msg ||
 	    opt.p.region < opt.p.max_msg)
-		die("bad parameters");
+		eroce_die("bad parameters");
 	setup_verbs();
 	for (i = 0; i < opt.p.nqp; i++) {
 		xwrite(&qps[i].local, sizeof(qps[i].local));
@@ -697,7 +686,7 @@ static int get_wcs(struct ibv_wc *wc, int max, bool *is_send)
 			continue;
 
 		if (ibv_req_notify_cq(scq, 0) || ibv_req_notify_cq(rcq, 0))
-			die("ibv_req_notify_cq failed");
+			eroce_die("ibv_req_notify_cq failed");
 		/* completions that raced with arming */
 		n = ibv_poll_cq(scq, max, wc);
 		if (n) {
@@ -723,7 +712,7 @@ static int get_wcs(struct ibv_wc *wc, int max, bool *is_send)
 		int r = poll(pfd, 2, 200);
 
 		if (r > 0 && (pfd[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
-			die("peer went away while completions were awaited");
+			eroce_die("peer went away while completions were awaited");
 		if (r > 0 && (pfd[0].revents & POLLIN)) {
 			struct ibv_cq *cq;
 			void *cctx;
@@ -747,7 +736,7 @@ static int get_wcs(struct ibv_wc *wc, int max, bool *is_send)
 		}
 	}
 	if (n < 0)
-		die("ibv_poll_cq failed");
+		eroce_die("ibv_poll_cq failed");
 	return n;
 }
 
@@ -756,7 +745,7 @@ static struct qpctx *wc_qp(const struct ibv_wc *wc)
 	uint32_t i = wc->wr_id >> 32;
 
 	if (i >= opt.p.nqp || qps[i].qp->qp_num != wc->qp_num)
-		die("completion for unknown QP (wr_id %#" PRIx64 ", qpn %#x)",
+		eroce_die("completion for unknown QP (wr_id %#" PRIx64 ", qpn %#x)",
 		    wc->wr_id, wc->qp_num);
 	return &qps[i];
 }
@@ -820,7 +809,7 @@ static void post_recv_slot(struct qpctx *q, uint32_t seq, int op)
 	s->seq = seq;
 	wr.wr_id = ((uint64_t)q->idx << 32) | idx;
 	if (ibv_post_recv(q->qp, &wr, &bad))
-		die("ibv_post_recv failed: %s", strerror(errno));
+		eroce_die("ibv_post_recv failed: %s", strerror(errno));
 	q->rposted++;
 }
 
@@ -861,7 +850,7 @@ static void post_one(struct qpctx *q, int op, uint64_t region_base, bool imm_las
 		break;
 	}
 	if (ibv_post_send(q->qp, &wr, &bad))
-		die("ibv_post_send (%s, %u bytes, %u sge) failed: %s",
+		eroce_die("ibv_post_send (%s, %u bytes, %u sge) failed: %s",
 		    op_names[op], len, s->nsge, strerror(errno));
 	q->stream += len;
 	q->posted++;
@@ -902,16 +891,16 @@ static void active_run(int op, uint64_t region_base)
 			if (wc[k].status != IBV_WC_SUCCESS)
 				wc_error(&wc[k], op, snd ? "requester" : "responder");
 			if (!snd)
-				die("%s: unexpected receive completion on qp %d",
+				eroce_die("%s: unexpected receive completion on qp %d",
 				    op_names[op], q->idx);
 			s = &q->ss[wc[k].wr_id & 0xffffffff];
 			if (s->seq != q->completed)
-				die("%s: qp %d completion out of order: WR %u, want %u",
+				eroce_die("%s: qp %d completion out of order: WR %u, want %u",
 				    op_names[op], q->idx, s->seq, q->completed);
 			want = op == OP_SEND ? IBV_WC_SEND :
 			       op == OP_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ;
 			if (wc[k].opcode != want)
-				die("%s: qp %d completion opcode %d, want %u",
+				eroce_die("%s: qp %d completion opcode %d, want %u",
 				    op_names[op], q->idx, wc[k].opcode, want);
 			if (op == OP_READ) {
 				if (wc[k].byte_len != s->len)
@@ -1009,10 +998,10 @@ static void send_phase(bool active)
 			if (wc[k].status != IBV_WC_SUCCESS)
 				wc_error(&wc[k], OP_SEND, "receive");
 			if (snd || wc[k].opcode != IBV_WC_RECV)
-				die("send: unexpected completion opcode %d on qp %d",
+				eroce_die("send: unexpected completion opcode %d on qp %d",
 				    wc[k].opcode, q->idx);
 			if (s->seq != q->rcompleted)
-				die("send: qp %d receive completed out of order: WR %u, want %u",
+				eroce_die("send: qp %d receive completed out of order: WR %u, want %u",
 				    q->idx, s->seq, q->rcompleted);
 			len = next_size(q, quota - q->stream);
 			s->seq = q->rcompleted;
@@ -1125,7 +1114,7 @@ static void write_phase(bool active)
 					wc_error(&wc[k], OP_WRITE, "receive");
 				if (snd || wc[k].opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
 				    !(wc[k].wc_flags & IBV_WC_WITH_IMM))
-					die("write: qp %d: completion opcode %d flags %#x, want RECV_RDMA_WITH_IMM",
+					eroce_die("write: qp %d: completion opcode %d flags %#x, want RECV_RDMA_WITH_IMM",
 					    q->idx, wc[k].opcode, wc[k].wc_flags);
 				if (ntohl(wc[k].imm_data) != n) {
 					char m[80];
@@ -1135,7 +1124,7 @@ static void write_phase(bool active)
 					note_bad(OP_WRITE, q->idx, base, m);
 				}
 				if (q->imm_seen)
-					die("write: qp %d: two immediates in round %u", q->idx, r);
+					eroce_die("write: qp %d: two immediates in round %u", q->idx, r);
 				q->imm_seen = true;
 				check_region(OP_WRITE, q, base, n);
 				got++;
@@ -1199,14 +1188,14 @@ static uint64_t parse_size(const char *s)
 	case 'g': case 'G': v <<= 30; end++; break;
 	}
 	if (*end)
-		die("bad size '%s'", s);
+		eroce_die("bad size '%s'", s);
 	return v;
 }
 
 static void usage(void)
 {
 	printf("usage: eroce_integrity -d DEV [-g GIDIDX] [options] [SERVER_ADDR]\n"
-	       "  -d DEV        RDMA device\n"
+	       "  -d DEV        RDMA device (default: the first eroce device)\n"
 	       "  -g IDX        GID index (default 1)\n"
 	       "  -p PORT       TCP port (default 18530)\n"
 	       "  -i IBPORT     RDMA port (default 1)\n"

@@ -46,10 +46,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "tool_util.h"
 
 #define BIG_LEN		(4u << 20)
 #define SQ_DEPTH	1024
@@ -80,18 +81,6 @@ static struct {
 
 static int failures;
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "eroce_lifetime: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(2);
-}
-
 /* one expectation: "result: NAME ok|FAIL details" */
 static void result(const char *name, bool ok, const char *fmt, ...)
 {
@@ -107,53 +96,34 @@ static void result(const char *name, bool ok, const char *fmt, ...)
 		failures++;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void side_open(struct side *s, bool events)
 {
-	struct ibv_device **list;
 	struct ibv_port_attr pattr;
-	int i, n;
 
-	list = ibv_get_device_list(&n);
-	if (!list)
-		die("ibv_get_device_list: %s", strerror(errno));
-	for (i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), s->name))
-			break;
-	if (i == n)
-		die("no device %s", s->name);
-	s->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	s->ctx = eroce_open_device(s->name);
 	if (!s->ctx)
-		die("ibv_open_device %s: %s", s->name, strerror(errno));
+		eroce_die("ibv_open_device %s: %s", s->name, strerror(errno));
 	if (ibv_query_port(s->ctx, 1, &pattr))
-		die("ibv_query_port %s", s->name);
+		eroce_die("ibv_query_port %s", s->name);
 	s->mtu = pattr.active_mtu;
 	if (ibv_query_gid(s->ctx, 1, s->gid_index, &s->gid))
-		die("ibv_query_gid %s %d", s->name, s->gid_index);
+		eroce_die("ibv_query_gid %s %d", s->name, s->gid_index);
 	s->pd = ibv_alloc_pd(s->ctx);
 	if (events)
 		s->chan = ibv_create_comp_channel(s->ctx);
 	s->cq = s->pd ? ibv_create_cq(s->ctx, 4 * SQ_DEPTH, NULL, s->chan, 0) :
 			NULL;
 	if (!s->cq || (events && !s->chan))
-		die("pd/cq on %s: %s", s->name, strerror(errno));
+		eroce_die("pd/cq on %s: %s", s->name, strerror(errno));
 	s->buf = aligned_alloc(4096, BIG_LEN);
 	if (!s->buf)
-		die("out of memory");
+		eroce_die("out of memory");
 	memset(s->buf, 0, BIG_LEN);
 	s->mr = ibv_reg_mr(s->pd, s->buf, BIG_LEN,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_READ);
 	if (!s->mr)
-		die("ibv_reg_mr on %s: %s", s->name, strerror(errno));
+		eroce_die("ibv_reg_mr on %s: %s", s->name, strerror(errno));
 }
 
 static struct ibv_qp *qp_create(struct side *s, enum ibv_qp_type type,
@@ -171,7 +141,7 @@ static struct ibv_qp *qp_create(struct side *s, enum ibv_qp_type type,
 	struct ibv_qp *qp = ibv_create_qp(s->pd, &qattr);
 
 	if (!qp)
-		die("ibv_create_qp on %s: %s", s->name, strerror(errno));
+		eroce_die("ibv_create_qp on %s: %s", s->name, strerror(errno));
 	return qp;
 }
 
@@ -188,7 +158,7 @@ static void to_init(struct side *s, struct ibv_qp *qp)
 
 	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
 	if (ibv_modify_qp(qp, &a, mask))
-		die("%s: to INIT: %s", s->name, strerror(errno));
+		eroce_die("%s: to INIT: %s", s->name, strerror(errno));
 }
 
 static void to_rtr(struct side *s, struct ibv_qp *qp, struct side *peer,
@@ -198,7 +168,7 @@ static void to_rtr(struct side *s, struct ibv_qp *qp, struct side *peer,
 
 	if (qp->qp_type == IBV_QPT_UD) {
 		if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-			die("%s: to RTR: %s", s->name, strerror(errno));
+			eroce_die("%s: to RTR: %s", s->name, strerror(errno));
 		return;
 	}
 	a.path_mtu = s->mtu < peer->mtu ? s->mtu : peer->mtu;
@@ -214,7 +184,7 @@ static void to_rtr(struct side *s, struct ibv_qp *qp, struct side *peer,
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("%s: to RTR: %s", s->name, strerror(errno));
+		eroce_die("%s: to RTR: %s", s->name, strerror(errno));
 }
 
 static void to_rts(struct side *s, struct ibv_qp *qp, uint32_t psn)
@@ -233,7 +203,7 @@ static void to_rts(struct side *s, struct ibv_qp *qp, uint32_t psn)
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	if (ibv_modify_qp(qp, &a, mask))
-		die("%s: to RTS: %s", s->name, strerror(errno));
+		eroce_die("%s: to RTS: %s", s->name, strerror(errno));
 }
 
 static void to_state(struct side *s, struct ibv_qp *qp, enum ibv_qp_state st)
@@ -241,7 +211,7 @@ static void to_state(struct side *s, struct ibv_qp *qp, enum ibv_qp_state st)
 	struct ibv_qp_attr a = { .qp_state = st };
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		die("%s: to state %d: %s", s->name, st, strerror(errno));
+		eroce_die("%s: to state %d: %s", s->name, st, strerror(errno));
 }
 
 /* RC A <-> B, both in RTS, starting at @psn */
@@ -260,7 +230,7 @@ static void set_rate(struct side *s, unsigned int kbps)
 	struct ibv_qp_rate_limit_attr r = { .rate_limit = kbps };
 
 	if (ibv_modify_qp_rate_limit(s->qp, &r))
-		die("%s: ibv_modify_qp_rate_limit: %s", s->name,
+		eroce_die("%s: ibv_modify_qp_rate_limit: %s", s->name,
 		    strerror(errno));
 }
 
@@ -298,7 +268,7 @@ static int post_send_list(struct side *s, struct ibv_qp *qp, unsigned int n,
 	int err;
 
 	if (!wrs)
-		die("out of memory");
+		eroce_die("out of memory");
 	for (i = 0; i < n; i++) {
 		wrs[i].wr_id = id + i;
 		wrs[i].sg_list = &sge;
@@ -356,17 +326,17 @@ static int post_recv(struct side *s, struct ibv_qp *qp, uint32_t off,
 /* the next completion on s->cq within @secs; -1 on timeout */
 static int poll_one(struct side *s, double secs, struct ibv_wc *wc)
 {
-	double end = now() + secs;
+	double end = eroce_now() + secs;
 	int n;
 
 	do {
 		n = ibv_poll_cq(s->cq, 1, wc);
 		if (n < 0)
-			die("%s: ibv_poll_cq failed", s->name);
+			eroce_die("%s: ibv_poll_cq failed", s->name);
 		if (n)
 			return 0;
 		usleep(200);
-	} while (now() < end);
+	} while (eroce_now() < end);
 	return -1;
 }
 
@@ -384,17 +354,17 @@ static unsigned int drain_cq(struct side *s, double secs)
 /* an async event of @type on s->ctx within @secs; others are acked */
 static bool wait_event(struct side *s, enum ibv_event_type type, double secs)
 {
-	double end = now() + secs;
+	double end = eroce_now() + secs;
 	struct ibv_async_event ev;
 	struct pollfd pfd = { .fd = s->ctx->async_fd, .events = POLLIN };
 
-	while (now() < end) {
-		int ms = (int)((end - now()) * 1000) + 1;
+	while (eroce_now() < end) {
+		int ms = (int)((end - eroce_now()) * 1000) + 1;
 
 		if (poll(&pfd, 1, ms) <= 0)
 			continue;
 		if (ibv_get_async_event(s->ctx, &ev))
-			die("%s: ibv_get_async_event: %s", s->name,
+			eroce_die("%s: ibv_get_async_event: %s", s->name,
 			    strerror(errno));
 		printf("# %s: event %s\n", s->name,
 		       ibv_event_type_str(ev.event_type));
@@ -408,9 +378,9 @@ static bool wait_event(struct side *s, enum ibv_event_type type, double secs)
 /* wait until @p[0] is no longer 0 (the first bytes arrived) */
 static bool wait_first_bytes(volatile uint8_t *p, double secs)
 {
-	double end = now() + secs;
+	double end = eroce_now() + secs;
 
-	while (now() < end) {
+	while (eroce_now() < end) {
 		if (*p)
 			return true;
 		usleep(1000);
@@ -424,7 +394,7 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 	struct ibv_qp_init_attr init;
 
 	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
-		die("ibv_query_qp: %s", strerror(errno));
+		eroce_die("ibv_query_qp: %s", strerror(errno));
 	return a.qp_state;
 }
 
@@ -443,13 +413,13 @@ static void run_dereg(struct side *a, struct side *b, bool read)
 	set_rate(src, opt.rate_kbps);
 	if (post_rdma(a, b, read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
 		      BIG_LEN, 1))
-		die("post %s: %s", read ? "READ" : "WRITE", strerror(errno));
+		eroce_die("post %s: %s", read ? "READ" : "WRITE", strerror(errno));
 	if (!wait_first_bytes(dst->buf, 30))
-		die("no byte of the %s arrived in 30 s", read ? "READ" : "WRITE");
+		eroce_die("no byte of the %s arrived in 30 s", read ? "READ" : "WRITE");
 
-	t0 = now();
+	t0 = eroce_now();
 	err = ibv_dereg_mr(b->mr);
-	ms = (now() - t0) * 1000;
+	ms = (eroce_now() - t0) * 1000;
 	b->mr = NULL;
 	result("dereg_returns", !err && ms < opt.limit * 1000,
 	       "ibv_dereg_mr during a paced %s: %s after %.1f ms (limit %.0f ms; the %s needs %.0f s)",
@@ -502,7 +472,7 @@ static void run_reset_ud(struct side *a, struct side *b)
 	b->qp = qp_create(b, IBV_QPT_UD, NULL);
 	ah = ibv_create_ah(a->pd, &ah_attr);
 	if (!ah)
-		die("ibv_create_ah: %s", strerror(errno));
+		eroce_die("ibv_create_ah: %s", strerror(errno));
 	for (i = 0; i < 2; i++) {
 		struct side *s = i ? b : a;
 
@@ -584,7 +554,7 @@ static void run_reset_rc(struct side *a, struct side *b)
 
 		memset(a->buf + off, (int)(i * 7 + 1), MSG_LEN);
 		if (post_recv(b, b->qp, off, MSG_LEN, i))
-			die("post_recv: %s", strerror(errno));
+			eroce_die("post_recv: %s", strerror(errno));
 	}
 	for (i = 0; i < SQ_DEPTH / 4; i++) {
 		if (post_send(a, a->qp, i * MSG_LEN, MSG_LEN, i, NULL, 0))
@@ -627,7 +597,7 @@ static void run_events(struct side *a, struct side *b)
 	to_rts(a, a->qp, 0x10);
 	if (post_recv(b, b->qp, 0, MSG_LEN, 1) ||
 	    post_send(a, a->qp, 0, MSG_LEN, 1, NULL, 0))
-		die("post: %s", strerror(errno));
+		eroce_die("post: %s", strerror(errno));
 	result("comm_est", wait_event(b, IBV_EVENT_COMM_EST, 30),
 	       "IBV_EVENT_COMM_EST on B, in RTR");
 	to_rts(b, b->qp, 0x10);
@@ -637,14 +607,14 @@ static void run_events(struct side *a, struct side *b)
 	/* SQ_DRAINED: RTS -> SQD under a paced 256 KiB WRITE */
 	set_rate(a, 2000);
 	if (post_rdma(a, b, IBV_WR_RDMA_WRITE, 256 << 10, 2))
-		die("post WRITE: %s", strerror(errno));
+		eroce_die("post WRITE: %s", strerror(errno));
 	{
 		struct ibv_qp_attr at = { .qp_state = IBV_QPS_SQD,
 					  .en_sqd_async_notify = 1 };
 
 		if (ibv_modify_qp(a->qp, &at, IBV_QP_STATE |
 				  IBV_QP_EN_SQD_ASYNC_NOTIFY))
-			die("to SQD: %s", strerror(errno));
+			eroce_die("to SQD: %s", strerror(errno));
 	}
 	ok = wait_event(a, IBV_EVENT_SQ_DRAINED, 60);
 	result("sq_drained", ok, "IBV_EVENT_SQ_DRAINED on A");
@@ -656,7 +626,7 @@ static void run_events(struct side *a, struct side *b)
 	/* LAST_WQE_REACHED: a QP of an SRQ goes to ERR */
 	srq = ibv_create_srq(b->pd, &sattr);
 	if (!srq)
-		die("ibv_create_srq: %s", strerror(errno));
+		eroce_die("ibv_create_srq: %s", strerror(errno));
 	c = qp_create(b, IBV_QPT_RC, srq);
 	to_init(b, c);
 	to_state(b, c, IBV_QPS_ERR);
@@ -678,14 +648,14 @@ static void run_solicited_err(struct side *a, struct side *b)
 	b->qp = qp_create(b, IBV_QPT_RC, NULL);
 	rc_connect(a, b, 0x20);
 	if (post_recv(a, a->qp, 0, MSG_LEN, 7))
-		die("post_recv: %s", strerror(errno));
+		eroce_die("post_recv: %s", strerror(errno));
 	if (ibv_req_notify_cq(a->cq, 1))
-		die("ibv_req_notify_cq: %s", strerror(errno));
+		eroce_die("ibv_req_notify_cq: %s", strerror(errno));
 	to_state(a, a->qp, IBV_QPS_ERR);
 	fired = poll(&pfd, 1, 10000) == 1;
 	if (fired) {
 		if (ibv_get_cq_event(a->chan, &ev_cq, &ev_ctx))
-			die("ibv_get_cq_event: %s", strerror(errno));
+			eroce_die("ibv_get_cq_event: %s", strerror(errno));
 		ibv_ack_cq_events(ev_cq, 1);
 	}
 	result("solicited_only_cq_fires_on_error", fired,

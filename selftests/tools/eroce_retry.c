@@ -26,7 +26,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +33,8 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "tool_util.h"
 
 #define BUF_SIZE 65536
 
@@ -73,71 +74,40 @@ static struct {
 	.delay_ms = 500,
 };
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "eroce_retry: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(2);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void side_open(struct side *s)
 {
-	struct ibv_device **list;
 	struct ibv_port_attr pattr;
 	struct ibv_qp_init_attr qattr = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	int i, n;
 
-	list = ibv_get_device_list(&n);
-	if (!list)
-		die("ibv_get_device_list: %s", strerror(errno));
-	for (i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), s->name))
-			break;
-	if (i == n)
-		die("no device %s", s->name);
-	s->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	s->ctx = eroce_open_device(s->name);
 	if (!s->ctx)
-		die("ibv_open_device %s: %s", s->name, strerror(errno));
+		eroce_die("ibv_open_device %s: %s", s->name, strerror(errno));
 	if (ibv_query_port(s->ctx, 1, &pattr))
-		die("ibv_query_port %s", s->name);
+		eroce_die("ibv_query_port %s", s->name);
 	s->mtu = pattr.active_mtu;
 	if (ibv_query_gid(s->ctx, 1, s->gid_index, &s->gid))
-		die("ibv_query_gid %s %d", s->name, s->gid_index);
+		eroce_die("ibv_query_gid %s %d", s->name, s->gid_index);
 	s->pd = ibv_alloc_pd(s->ctx);
 	s->cq = s->pd ? ibv_create_cq(s->ctx, 32, NULL, NULL, 0) : NULL;
 	if (!s->cq)
-		die("pd/cq on %s: %s", s->name, strerror(errno));
+		eroce_die("pd/cq on %s: %s", s->name, strerror(errno));
 	qattr.send_cq = qattr.recv_cq = s->cq;
 	s->qp = ibv_create_qp(s->pd, &qattr);
 	if (!s->qp)
-		die("ibv_create_qp on %s: %s", s->name, strerror(errno));
+		eroce_die("ibv_create_qp on %s: %s", s->name, strerror(errno));
 	s->buf = aligned_alloc(4096, BUF_SIZE);
 	if (!s->buf)
-		die("out of memory");
+		eroce_die("out of memory");
 	memset(s->buf, 0, BUF_SIZE);
 	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SIZE,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	if (!s->mr)
-		die("ibv_reg_mr on %s: %s", s->name, strerror(errno));
+		eroce_die("ibv_reg_mr on %s: %s", s->name, strerror(errno));
 }
 
 static void side_connect(struct side *s, struct side *peer, enum ibv_mtu mtu,
@@ -152,7 +122,7 @@ static void side_connect(struct side *s, struct side *peer, enum ibv_mtu mtu,
 			    IBV_ACCESS_REMOTE_ATOMIC;
 	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("%s: to INIT: %s", s->name, strerror(errno));
+		eroce_die("%s: to INIT: %s", s->name, strerror(errno));
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
@@ -169,7 +139,7 @@ static void side_connect(struct side *s, struct side *peer, enum ibv_mtu mtu,
 	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("%s: to RTR: %s", s->name, strerror(errno));
+		eroce_die("%s: to RTR: %s", s->name, strerror(errno));
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
@@ -181,7 +151,7 @@ static void side_connect(struct side *s, struct side *peer, enum ibv_mtu mtu,
 	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 			  IBV_QP_MAX_QP_RD_ATOMIC))
-		die("%s: to RTS: %s", s->name, strerror(errno));
+		eroce_die("%s: to RTS: %s", s->name, strerror(errno));
 }
 
 static void post_recv(struct side *s, uint64_t id)
@@ -193,7 +163,7 @@ static void post_recv(struct side *s, uint64_t id)
 	struct ibv_recv_wr *bad;
 
 	if (ibv_post_recv(s->qp, &wr, &bad))
-		die("%s: ibv_post_recv: %s", s->name, strerror(errno));
+		eroce_die("%s: ibv_post_recv: %s", s->name, strerror(errno));
 }
 
 static int post_op(struct side *s, struct side *peer, const char *op,
@@ -215,7 +185,7 @@ static int post_op(struct side *s, struct side *peer, const char *op,
 	} else if (!strcmp(op, "read")) {
 		wr.opcode = IBV_WR_RDMA_READ;
 	} else {
-		die("unknown --op %s", op);
+		eroce_die("unknown --op %s", op);
 	}
 	if (wr.opcode != IBV_WR_SEND) {
 		wr.wr.rdma.remote_addr = (uintptr_t)peer->buf;
@@ -227,18 +197,18 @@ static int post_op(struct side *s, struct side *peer, const char *op,
 /* poll_one: the next completion on S within SECS seconds; 0 if one came */
 static int poll_one(struct side *s, double secs, struct ibv_wc *wc)
 {
-	double end = now() + secs;
+	double end = eroce_now() + secs;
 	struct timespec ms = { 0, 1000000 };
 	int n;
 
 	do {
 		n = ibv_poll_cq(s->cq, 1, wc);
 		if (n < 0)
-			die("%s: ibv_poll_cq failed", s->name);
+			eroce_die("%s: ibv_poll_cq failed", s->name);
 		if (n == 1)
 			return 0;
 		nanosleep(&ms, NULL);
-	} while (now() < end);
+	} while (eroce_now() < end);
 	return -1;
 }
 
@@ -348,7 +318,7 @@ static int sanity(struct side *a, struct side *b, int round)
 	memset(b->buf, 0, opt.size);
 	post_recv(b, 1);
 	if (post_op(a, b, "send", 1))
-		die("%s: ibv_post_send: %s", a->name, strerror(errno));
+		eroce_die("%s: ibv_post_send: %s", a->name, strerror(errno));
 	fails += expect_wc(a, 10, IBV_WC_SUCCESS, "sanity send");
 	fails += expect_wc(b, 10, IBV_WC_SUCCESS, "sanity recv");
 	if (!fails && memcmp(a->buf, b->buf, opt.size)) {
@@ -392,7 +362,7 @@ int main(int argc, char **argv)
 			int rc = system(opt.hook);
 
 			if (rc != 0)
-				die("hook failed (%d): %s", rc, opt.hook);
+				eroce_die("hook failed (%d): %s", rc, opt.hook);
 		}
 	} else if (!strcmp(opt.mode, "rnr")) {
 		want = IBV_WC_RNR_RETRY_EXC_ERR;
@@ -405,9 +375,9 @@ int main(int argc, char **argv)
 	}
 
 	fill(a.buf, opt.size, 2);
-	t0 = now();
+	t0 = eroce_now();
 	if (post_op(&a, &b, opt.op, 2))
-		die("%s: ibv_post_send: %s", a.name, strerror(errno));
+		eroce_die("%s: ibv_post_send: %s", a.name, strerror(errno));
 
 	if (!strcmp(opt.mode, "rnr-recover")) {
 		/* nothing may complete while B has no receive posted */
@@ -425,7 +395,7 @@ int main(int argc, char **argv)
 		       opt.limit, ibv_wc_status_str(want));
 		return 1;
 	}
-	el = (now() - t0) * 1000;
+	el = (eroce_now() - t0) * 1000;
 	printf("result: %s status %s (%d) after %.0f ms\n", opt.op,
 	       ibv_wc_status_str(wc.status), wc.status, el);
 	if (wc.status != want) {

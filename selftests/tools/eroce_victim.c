@@ -28,10 +28,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "tool_util.h"
 
 #define MAX_PAIRS	64
 #define MR_LEN		65536
@@ -65,20 +66,10 @@ static struct ibv_pd *other_pd;
 
 static struct ibv_context *open_dev(const char *name)
 {
-	struct ibv_device **l;
-	struct ibv_context *c = NULL;
-	int n, i;
+	struct ibv_context *c = eroce_open_device(name);
 
-	l = ibv_get_device_list(&n);
-	for (i = 0; l && i < n; i++)
-		if (!strcmp(ibv_get_device_name(l[i]), name))
-			c = ibv_open_device(l[i]);
-	if (l)
-		ibv_free_device_list(l);
-	if (!c) {
-		fprintf(stderr, "eroce_victim: cannot open %s\n", name);
-		exit(2);
-	}
+	if (!c)
+		eroce_die("cannot open %s: %s", name, strerror(errno));
 	return c;
 }
 
@@ -220,20 +211,12 @@ static void cmd_ud(void)
 	printf("ud qpn=%u qkey=%u psn=%u\n", e.qp->qp_num, QKEY, e.psn);
 }
 
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* wait for one completion of the given opcode class on e's CQ */
 static int wait_wc(struct end *e, bool recv, struct ibv_wc *wc)
 {
-	double end = now() + 5;
+	double end = eroce_now() + 5;
 
-	while (now() < end) {
+	while (eroce_now() < end) {
 		int n = ibv_poll_cq(e->cq, 1, wc);
 
 		if (n < 0)
@@ -325,7 +308,7 @@ static void cmd_wc(int id)
 {
 	struct end *b = &pairs[id].b;
 	struct ibv_wc wc;
-	double end = now() + 2;
+	double end = eroce_now() + 2;
 
 	/* collect what arrived, waiting up to 2 s for a first error */
 	for (;;) {
@@ -337,7 +320,7 @@ static void cmd_wc(int id)
 				b->first_err = wc.status;
 			continue;
 		}
-		if (b->errors || now() > end)
+		if (b->errors || eroce_now() > end)
 			break;
 		usleep(10000);
 	}

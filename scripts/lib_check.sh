@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# lib_check.sh: the bookkeeping check.sh and check-debug.sh share, sourced
+# by both.  The caller sets CHECK_NAME (the prefix of its "# NAME: ..."
+# lines) and may set CHECK_TEE=1 to show build steps' output as they run.
+#   say MSG            one "# NAME: MSG" line
+#   count P F          add P passed and F failed to PASSED and FAILED
+#   one_step NAME LOG CMD...
+#                      a build step, 1 passed or 1 failed: a non-zero exit
+#                      status or a "warning:" line in its output fails it
+#   summed STAGE LOG RC
+#                      add the closing "N passed, N failed" line of a
+#                      stage's LOG; exit status RC with no failure counted,
+#                      or no such line, is a failure
+
+PASSED=0
+FAILED=0
+
+say() { echo "# $CHECK_NAME: $*"; }
+
+count() {
+	PASSED=$((PASSED + $1))
+	FAILED=$((FAILED + $2))
+}
+
+one_step() {
+	local name=$1 log=$2; shift 2
+	local rc=0 start=$SECONDS
+
+	if [ "${CHECK_TEE:-0}" = 1 ]; then
+		"$@" 2>&1 | tee "$log" || rc=$?
+	else
+		"$@" >"$log" 2>&1 || rc=$?
+	fi
+	if [ $rc != 0 ]; then
+		say "$name: FAILED (exit status $rc, log ${log#"$ROOT"/}):"
+		grep -E 'error:|Error [0-9]|build-debug-kernel:' "$log" | head -n 10 | sed 's/^/#   /'
+		count 0 1
+		return 1
+	elif grep -Eiq '(^|[^a-z])warning:' "$log"; then
+		say "$name: FAILED (warnings):"
+		grep -Ei '(^|[^a-z])warning:' "$log" | sed 's/^/#   /'
+		count 0 1
+		return 1
+	fi
+	say "$name: ok ($((SECONDS - start)) s)"
+	count 1 0
+}
+
+summed() {
+	local stage=$1 log=$2 rc=$3 last p f
+
+	last=$(tail -n 1 "$log")
+	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		p=${BASH_REMATCH[1]}
+		f=${BASH_REMATCH[2]}
+		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+			say "$stage: exit status $rc with no failed test: counted as a failure"
+			f=1
+		fi
+		count "$p" "$f"
+		say "$stage: $p passed, $f failed"
+	else
+		say "$stage: FAILED (exit status $rc, no 'N passed, N failed' line)"
+		count 0 1
+	fi
+}
