@@ -8,8 +8,18 @@
 #ifndef EROCE_UNIT_H
 #define EROCE_UNIT_H
 
+/*
+ * Where a failed check and a finished case are reported: stderr and
+ * stdout here; tests/kunit/kunit_unit.h defines both for KUnit before it
+ * includes this file.
+ */
+#ifndef UNIT_REPORT_FAIL
 #include <stdio.h>
 #include <stdlib.h>
+
+#define UNIT_REPORT_FAIL(fmt, ...)	fprintf(stderr, fmt "\n", __VA_ARGS__)
+#define UNIT_REPORT(fmt, ...)		printf(fmt "\n", __VA_ARGS__)
+#endif
 
 static int unit_case_failed, unit_passed, unit_failed;
 
@@ -17,8 +27,9 @@ static int unit_case_failed, unit_passed, unit_failed;
 	do {								\
 		if (!(cond)) {						\
 			unit_case_failed = 1;				\
-			fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n", \
-				__FILE__, __LINE__, __func__, #cond);	\
+			UNIT_REPORT_FAIL("%s:%d: %s: CHECK(%s) failed",	\
+					 __FILE__, __LINE__, __func__,	\
+					 #cond);			\
 		}							\
 	} while (0)
 
@@ -28,10 +39,9 @@ static int unit_case_failed, unit_passed, unit_failed;
 		unsigned long long _b = (unsigned long long)(b);	\
 		if (_a != _b) {						\
 			unit_case_failed = 1;				\
-			fprintf(stderr,					\
-				"%s:%d: %s: %s == %s: 0x%llx != 0x%llx\n", \
-				__FILE__, __LINE__, __func__, #a, #b,	\
-				_a, _b);				\
+			UNIT_REPORT_FAIL("%s:%d: %s: %s == %s: 0x%llx != 0x%llx", \
+					 __FILE__, __LINE__, __func__,	\
+					 #a, #b, _a, _b);		\
 		}							\
 	} while (0)
 
@@ -43,12 +53,12 @@ static int unit_case_failed, unit_passed, unit_failed;
 			unit_failed++;					\
 		else							\
 			unit_passed++;					\
-		printf("%s %s\n", unit_case_failed ? "FAIL" : "ok  ", #fn); \
+		UNIT_REPORT("%s %s", unit_case_failed ? "FAIL" : "ok  ", #fn); \
 	} while (0)
 
 static inline int unit_result(const char *name)
 {
-	printf("RESULT %s %d %d\n", name, unit_passed, unit_failed);
+	UNIT_REPORT("RESULT %s %d %d", name, unit_passed, unit_failed);
 	return unit_failed ? 1 : 0;
 }
 
