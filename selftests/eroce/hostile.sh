@@ -32,17 +32,6 @@ PY=/usr/bin/python3
 OUT=/tmp/hostile
 mkdir -p "$OUT"
 
-setup() {
-	two_ns_setup &&
-		eroce_load && provider_install &&
-		ns1 rdma link add eroce1 type eroce netdev veth1 &&
-		ns2 rdma link add eroce2 type eroce netdev veth2 &&
-		wait_for 10 port_state_is eroce1 "4: ACTIVE" &&
-		wait_for 10 port_state_is eroce2 "4: ACTIVE" &&
-		wait_for 10 has_gid eroce1 "$(ipv4_gid 198.18.0.1)" &&
-		wait_for 10 has_gid eroce2 "$(ipv4_gid 198.18.0.2)" &&
-		ns1 $PING -c 1 -W 5 198.18.0.2 >/dev/null
-}
 
 counters() {
 	rdma statistic show link "$1/1" 2>/dev/null |
@@ -164,7 +153,7 @@ ktap_plan 7
 for t in eroce_victim eroce_integrity; do
 	[ -x "$TOOLS/$t" ] || ktap_bail "$TOOLS/$t not built (make -C selftests/tools)"
 done
-require setup
+require eroce_pair_setup
 GID1=$(gid_indexes eroce1 "$(ipv4_gid 198.18.0.1)" | head -n 1)
 GID2=$(gid_indexes eroce2 "$(ipv4_gid 198.18.0.2)" | head -n 1)
 DST_MAC=$(ns2 cat /sys/class/net/veth2/address)

@@ -29,17 +29,11 @@ PORT=18530
 OUT=/tmp/integrity
 mkdir -p "$OUT"
 
+# the pair of lib_rdma.sh, and its IPv6 GIDs
 setup() {
-	two_ns_setup &&
-		eroce_load && provider_install &&
-		ns1 rdma link add eroce1 type eroce netdev veth1 &&
-		ns2 rdma link add eroce2 type eroce netdev veth2 &&
-		wait_for 10 port_state_is eroce1 "4: ACTIVE" &&
-		wait_for 10 port_state_is eroce2 "4: ACTIVE" &&
-		wait_for 10 has_gid eroce1 "$(ipv4_gid 198.18.0.1)" &&
-		wait_for 10 has_gid eroce2 "$(ipv4_gid 198.18.0.2)" &&
-		wait_for 10 has_gid eroce1 "$(ipv6_gid 2001:db8::1)" &&
-		wait_for 10 has_gid eroce2 "$(ipv6_gid 2001:db8::2)"
+	eroce_pair_setup &&
+		wait_for 30 has_gid eroce1 "$(ipv6_gid 2001:db8::1)" &&
+		wait_for 30 has_gid eroce2 "$(ipv6_gid 2001:db8::2)"
 }
 
 # counter DEV NAME: one `rdma statistic` counter of DEV's port 1
