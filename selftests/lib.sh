@@ -7,6 +7,7 @@
 #                   ktap_check, ktap_check_fails, ktap_diag, ktap_finish,
 #                   ktap_bail, require, run (output kept in LAST_OUT)
 #   polling         wait_for SECS CMD...
+#   debug kernel    DEBUG_KERNEL, tmo, debug_scaled, ktap_bound
 #   namespaces      ns1/ns2 CMD..., netns_add, veth_add, addr_add,
 #                   two_ns_setup, $PING
 #   modules         eroce_load, eroce_unload, provider_install, rxe_load,
@@ -125,11 +126,53 @@ require() {
 	ktap_bail "setup failed: $*"
 }
 
+# ---- the debug kernel -----------------------------------------------------------
+#
+# On the debug kernel (run_vm.sh --kernel sets EROCE_DEBUG_KERNEL=1 and
+# EROCE_TIMEOUT_MULT) KASAN, lockdep and kmemleak make everything several
+# times slower.  The lane is there for memory and locking errors, so a
+# script keeps its traffic and its functional checks there but moves less
+# (debug_scaled), waits longer (tmo; wait_for and srv_cli stretch their
+# waits by themselves) and reports a timing or rate bound it misses as a
+# skip (ktap_bound): those bounds are checked on Debian's kernel, in
+# make check.
+DEBUG_KERNEL=${EROCE_DEBUG_KERNEL:-0}
+TIMEOUT_MULT=${EROCE_TIMEOUT_MULT:-1}
+
+# tmo SECS: SECS, times the debug kernel's timeout multiplier
+tmo() {
+	echo $(($1 * TIMEOUT_MULT))
+}
+
+# debug_scaled N [DIV]: N, or on the debug kernel N/DIV (DIV default 8,
+# at least 1).  N may carry a k, M or G suffix, which stays.
+debug_scaled() {
+	local n=$1 div=${2:-8} sfx=
+	[ "$DEBUG_KERNEL" = 1 ] || { echo "$n"; return; }
+	case "$n" in
+	*[kMG]) sfx=${n: -1}; n=${n%?} ;;
+	esac
+	n=$((n / div))
+	[ "$n" -ge 1 ] || n=1
+	echo "$n$sfx"
+}
+
+# ktap_bound NAME STATUS [REASON]: ktap_result for a bound on time or rate;
+# on the debug kernel a missed bound is a skip that says so
+ktap_bound() {
+	if [ "$2" != 0 ] && [ "$DEBUG_KERNEL" = 1 ]; then
+		ktap_skip "$1" "timing bound missed on the debug kernel: ${3:-failed}"
+	else
+		ktap_result "$@"
+	fi
+}
+
 # ---- polling -----------------------------------------------------------------
 
 # wait_for SECS CMD...: poll CMD every 0.1 s until it succeeds or SECS pass
+# (times TIMEOUT_MULT)
 wait_for() {
-	local secs=$1 end; shift
+	local secs=$(($1 * TIMEOUT_MULT)) end; shift
 	end=$((SECONDS + secs))
 	while ! "$@" >/dev/null 2>&1; do
 		[ $SECONDS -ge $end ] && return 1

@@ -117,7 +117,7 @@ cm_listening() {
 # until it listens on TCP PORT (default 18515), or with -c on rdma_cm PORT
 # (rping, perftest -R), or without a port (-p 0) SECS_WAIT seconds (-w,
 # default 2), runs CLI_CMD in CLI_NS, then waits for the server.  Both run
-# under `timeout SECS`.  Outputs in SRV_OUT/CLI_OUT, statuses in
+# under `timeout SECS` (times TIMEOUT_MULT: see lib.sh).  Outputs in SRV_OUT/CLI_OUT, statuses in
 # SRV_RC/CLI_RC; returns 0 when both exited 0.  Output is line
 # buffered (stdbuf) so that a killed side still shows how far it got.  A
 # run that perftest's clock calibration spoiled (see
@@ -139,7 +139,7 @@ srv_cli_once() {
 		*) break ;;
 		esac
 	done
-	t=$1 sns=$2 cns=$3; shift 3
+	t=$(($1 * TIMEOUT_MULT)) sns=$2 cns=$3; shift 3
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
