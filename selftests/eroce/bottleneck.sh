@@ -31,6 +31,10 @@
 # with the 2 ms timers and the default increases 23-36% against 24-48%;
 # the share, not the count, because the cc none run may end early:
 # congestion collapse).
+# On the debug kernel (lib.sh) each sender moves an eighth of the
+# messages (18, unless BOTTLENECK_ITERS says), perftest's timeouts are
+# stretched, and the drop-share comparison, a rate outcome, is a skip
+# when missed; marks, CNPs and finished transfers stay required.
 # Run: selftests/run_vm.sh selftests/eroce/bottleneck.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -42,7 +46,8 @@ NSA=eroce-nsa
 NSB=eroce-nsb
 NSR=eroce-nsr
 NSD=eroce-nsd
-ITERS=${BOTTLENECK_ITERS:-150}
+# messages per sender (an eighth on the debug kernel; BOTTLENECK_ITERS as given)
+ITERS=${BOTTLENECK_ITERS:-$(debug_scaled 150)}
 
 setup() {
 	modprobe -a veth sch_tbf sch_red || return
@@ -122,19 +127,19 @@ run_pair() {
 	d0=$(red_stat dropped) m0=$(red_stat marked) p0=$(red_stat sent)
 	cnp0=$(( $(devstat eroceD cnp_sent) ))
 	hnd0=$(( $(devstat eroceA cnp_handled) + $(devstat eroceB cnp_handled) ))
-	ip netns exec $NSD timeout 120 ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18600 \
+	ip netns exec $NSD timeout "$(tmo 120)" ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18600 \
 		>"$RDMA_TMP/s1" 2>&1 &
 	p1=$!
-	ip netns exec $NSD timeout 120 ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18601 \
+	ip netns exec $NSD timeout "$(tmo 120)" ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18601 \
 		>"$RDMA_TMP/s2" 2>&1 &
 	p2=$!
 	wait_for 60 tcp_listening $NSD 18600
 	wait_for 60 tcp_listening $NSD 18601
 	SECONDS=0
-	ip netns exec $NSA timeout 120 ib_write_bw -d eroceA -x "$ga" -s 65536 -n "$ITERS" -p 18600 \
+	ip netns exec $NSA timeout "$(tmo 120)" ib_write_bw -d eroceA -x "$ga" -s 65536 -n "$ITERS" -p 18600 \
 		198.18.30.2 >"$RDMA_TMP/c1" 2>&1 &
 	pa=$!
-	ip netns exec $NSB timeout 120 ib_write_bw -d eroceB -x "$gb" -s 65536 -n "$ITERS" -p 18601 \
+	ip netns exec $NSB timeout "$(tmo 120)" ib_write_bw -d eroceB -x "$gb" -s 65536 -n "$ITERS" -p 18601 \
 		198.18.30.2 >"$RDMA_TMP/c2" 2>&1 || side_failed c2 || rc=1
 	wait "$pa" || side_failed c1 || rc=1
 	wait "$p1" || side_failed s1 || rc=1
@@ -173,7 +178,8 @@ ktap_result dcqcn_cnps_sent_and_handled "$([ "$CNPS" -gt 0 ] && [ "$HANDLED" -gt
 	"CNPs sent $CNPS, handled $HANDLED"
 ktap_diag "drops at the bottleneck: cc none $none_drops of $((none_drops + none_passed)), cc dcqcn $DROPS of $((DROPS + PASSED))"
 # as a share of what reached the bottleneck: a run cut short drops less
-ktap_result dcqcn_fewer_drops "$(awk -v d="$DROPS" -v p="$PASSED" -v nd="$none_drops" -v np="$none_passed" \
+# a rate outcome: how fast DCQCN cut the senders against the queue
+ktap_bound dcqcn_fewer_drops "$(awk -v d="$DROPS" -v p="$PASSED" -v nd="$none_drops" -v np="$none_passed" \
 	'BEGIN { print (d + p > 0 && nd + np > 0 && d / (d + p) <= 0.75 * nd / (nd + np)) ? 0 : 1 }')" \
 	"dropped with dcqcn $DROPS of $((DROPS + PASSED)), with none $none_drops of $((none_drops + none_passed)) (want at most 3/4 the share)"
 ktap_check link_del eval 'rdma link del eroceA && rdma link del eroceB && rdma link del eroceD'
