@@ -18,7 +18,8 @@
 # such packets at random QPNs while eroce_integrity runs must leave that
 # traffic intact (the flood must be seen at eroce2 while the traffic
 # runs), a fresh ibv_rc_pingpong -c must pass and the kernel log must be
-# clean.
+# clean.  On the debug kernel the traffic under the flood and the pingpong
+# move 1/8 (6M, 12 iterations) and the tool's deadline is stretched.
 #
 #   ns1: veth1 198.18.0.1 (eroce1) <-> ns2: veth2 198.18.0.2 (eroce2)
 set -u -o pipefail
@@ -31,6 +32,13 @@ TOOLS="$EROCE_ROOT/selftests/tools"
 PY=/usr/bin/python3
 OUT=/tmp/hostile
 mkdir -p "$OUT"
+# the traffic under the flood (per operation) and the pingpong's iterations:
+# 1/8 on the debug kernel (lib.sh).  The flood keeps its 30 s: the client
+# starts once eroce2 sees it, so the two overlap however short the traffic.
+FLOOD_BYTES=$(debug_scaled 48M)
+PP_ITERS=$(debug_scaled 100)
+# the deadline of eroce_integrity's two ends
+INTEGRITY_TMO=$(tmo 150)
 
 
 counters() {
@@ -102,7 +110,7 @@ flood_started() {
 test_flood_under_traffic() {
 	local spid fpid rc_s rc_c rc_f d0 d1
 
-	ns2 "$TOOLS/eroce_integrity" -d eroce2 -g "$GID2" -p 18600 -t 150 \
+	ns2 "$TOOLS/eroce_integrity" -d eroce2 -g "$GID2" -p 18600 -t "$INTEGRITY_TMO" \
 		>"$OUT/flood.server" 2>&1 &
 	spid=$!
 	wait_for 60 tcp_listening "$NS2" 18600
@@ -115,8 +123,8 @@ test_flood_under_traffic() {
 	fpid=$!
 	wait_for 120 flood_started
 	d0=$(flood_drops)
-	ns1 "$TOOLS/eroce_integrity" -d eroce1 -g "$GID1" -p 18600 -t 150 \
-		-o send,write -b 48M -s 77 198.18.0.2 >"$OUT/flood.client" 2>&1
+	ns1 "$TOOLS/eroce_integrity" -d eroce1 -g "$GID1" -p 18600 -t "$INTEGRITY_TMO" \
+		-o send,write -b "$FLOOD_BYTES" -s 77 198.18.0.2 >"$OUT/flood.client" 2>&1
 	rc_c=$?
 	wait "$spid"; rc_s=$?
 	d1=$(flood_drops)
@@ -133,8 +141,8 @@ test_flood_under_traffic() {
 }
 
 test_pingpong_after() {
-	srv_cli 60 "$NS2" "$NS1" ibv_rc_pingpong -d eroce2 -g "$GID2" -c -n 100 -- \
-		ibv_rc_pingpong -d eroce1 -g "$GID1" -c -n 100 198.18.0.2
+	srv_cli 60 "$NS2" "$NS1" ibv_rc_pingpong -d eroce2 -g "$GID2" -c -n "$PP_ITERS" -- \
+		ibv_rc_pingpong -d eroce1 -g "$GID1" -c -n "$PP_ITERS" 198.18.0.2
 	local rc=$?
 	ktap_diag "$(tail -n 3 <<<"$CLI_OUT")"
 	[ $rc = 0 ] || srv_cli_diag

@@ -13,7 +13,10 @@
 #   ns1: veth1 198.18.0.1 2001:db8::1 (eroce1) <-> ns2: veth2 .2 ::2 (eroce2)
 #
 # INTEGRITY_BYTES (default 48M) is the amount per operation, INTEGRITY_LOSS_BYTES
-# (default 4M) the amount under loss.
+# (default 4M) the amount under loss, INTEGRITY_IMPAIR_BYTES (default 1M)
+# under each other impairment, INTEGRITY_TIMEOUT (default 150 s) the tool's
+# deadline.  On the debug kernel the defaults move 1/8 of the data (1/4
+# under loss and impairments) and the deadline is TIMEOUT_MULT times longer.
 set -u -o pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -21,10 +24,17 @@ set -u -o pipefail
 . "$(dirname "$0")/../lib_rdma.sh"
 
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
-BYTES=${INTEGRITY_BYTES:-48M}
-LOSS_BYTES=${INTEGRITY_LOSS_BYTES:-4M}
-TMO=${INTEGRITY_TIMEOUT:-150}
-IMPAIR_BYTES=${INTEGRITY_IMPAIR_BYTES:-1M}
+# the debug kernel (lib.sh) moves 1/8: 48M -> 6M, 2M -> 256k, 4M -> 512k
+# (written in k: debug_scaled would round 4M/8 up to 1M); under loss and
+# the other impairments only 1/4 (4M -> 1M, 1M -> 256k), which still gives
+# each run hundreds of packets for 1% loss, duplication or 0.1% corruption
+# to hit (the loss counters below must move)
+BYTES=${INTEGRITY_BYTES:-$(debug_scaled 48M)}
+LOSS_BYTES=${INTEGRITY_LOSS_BYTES:-$(debug_scaled 4M 4)}
+TMO=${INTEGRITY_TIMEOUT:-$(tmo 150)}
+IMPAIR_BYTES=${INTEGRITY_IMPAIR_BYTES:-$(debug_scaled 1024k 4)}
+SMALL_BYTES=$(debug_scaled 2048k)
+V6_BYTES=$(debug_scaled 4096k)
 PORT=18530
 OUT=/tmp/integrity
 mkdir -p "$OUT"
@@ -128,8 +138,8 @@ test_lossless() {
 	pair write "$g1" "$g2" 198.18.0.2 -o write -b "$BYTES" -s 12
 	pair read "$g1" "$g2" 198.18.0.2 -o read -b "$BYTES" -s 13
 	# the other direction, small messages only (many packets per byte)
-	pair reverse_small_msgs "$g1" "$g2" 198.18.0.2 -R -S 1100 -b 2M -s 14
-	pair ipv6_all_ops "$g61" "$g62" 2001:db8::2 -b 4M -s 15
+	pair reverse_small_msgs "$g1" "$g2" 198.18.0.2 -R -S 1100 -b "$SMALL_BYTES" -s 14
+	pair ipv6_all_ops "$g61" "$g62" 2001:db8::2 -b "$V6_BYTES" -s 15
 }
 
 test_loss() {

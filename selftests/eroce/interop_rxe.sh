@@ -9,7 +9,8 @@
 # 6.1 owns UDP 4791 in the initial namespace only, so rxe0 sits on vethR in
 # the initial namespace and eroce1 on vethE in ns1.  Both must exit 0;
 # afterwards neither side dropped a packet as malformed (bad ICRC, header,
-# opcode) and no QP ran out of retries.
+# opcode) and no QP ran out of retries.  On the debug kernel every tool
+# runs 1/8 of its iterations (perftest 25, pingpong 6), rping half of its 10.
 # Run: selftests/run_vm.sh selftests/eroce/interop_rxe.sh
 #
 #   init: vethR 198.18.1.1/24 (rxe0)  <--veth-->  ns1: vethE 198.18.1.2/24 (eroce1)
@@ -22,7 +23,12 @@ set -u -o pipefail
 
 RXE_IP=198.18.1.1
 EROCE_IP=198.18.1.2
-N=200
+# iterations (N, and the pingpongs' N50) are 1/8 on the debug kernel
+# (lib.sh): 25 and 6 (perftest needs at least 5); rping's 10 rounds,
+# cheap already, only half
+N=$(debug_scaled 200)
+N50=$(debug_scaled 50)
+RPING_C=$(debug_scaled 10 2)
 # shellcheck disable=SC2034  # read by ktap_srv_cli (lib_rdma.sh)
 SC_T=40
 
@@ -39,7 +45,8 @@ setup() {
 		wait_for 10 port_state_is eroce1 "4: ACTIVE" &&
 		wait_for 10 has_gid rxe0 "$(ipv4_gid $RXE_IP)" &&
 		wait_for 10 has_gid eroce1 "$(ipv4_gid $EROCE_IP)" || return
-	ns1 $PING -c 1 -W 2 "$RXE_IP" >/dev/null
+	# neighbours resolved: the reply's deadline stretches on the debug kernel
+	ns1 $PING -c 1 -W "$(tmo 2)" "$RXE_IP" >/dev/null
 }
 
 # one tool in one direction; DIR is eroce_srv (server eroce1 in ns1, client
@@ -67,8 +74,8 @@ run_dir() {
 	[ "$d" = eroce_srv ] && srv_ip=$EROCE_IP || srv_ip=$RXE_IP
 
 	CHECK='out_has "[0-9]+ iters in [0-9.]+ seconds"'
-	both rc_pingpong "$d" ibv_rc_pingpong -g -n 50 -c
-	both ud_pingpong "$d" ibv_ud_pingpong -g -n 50 -c
+	both rc_pingpong "$d" ibv_rc_pingpong -g -n "$N50" -c
+	both ud_pingpong "$d" ibv_ud_pingpong -g -n "$N50" -c
 
 	CHECK=perftest_ok
 	both ib_write_bw "$d" ib_write_bw -x -n "$N" -s 65536
@@ -83,7 +90,8 @@ run_dir() {
 	if [ "$d" = eroce_srv ]; then SC_SNS=$NS1 SC_CNS=""; else SC_SNS="" SC_CNS=$NS1; fi
 	ktap_srv_cli "rping_verify_$d" \
 		'! grep -qiE "mismatch|error|fail" <<<"$CLI_OUT$SRV_OUT" && grep -q "ping data" <<<"$CLI_OUT"' \
-		rping -s -a "$srv_ip" -C 10 -S 4096 -V -v -- rping -c -a "$srv_ip" -C 10 -S 4096 -V -v
+		rping -s -a "$srv_ip" -C "$RPING_C" -S 4096 -V -v -- \
+		rping -c -a "$srv_ip" -C "$RPING_C" -S 4096 -V -v
 	unset SC_SNS SC_CNS
 	SC_OPTS=()
 }

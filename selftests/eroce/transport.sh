@@ -9,7 +9,9 @@
 # lat, new and --use_old_post_send, rdma_cm mode, UD).  Servers run in ns2,
 # clients in ns1; both must exit 0.  perftest rates are not checked (under
 # TCG the clock calibration may print 0): a result row with the iteration
-# count is.  Run: selftests/run_vm.sh selftests/eroce/transport.sh
+# count is.  On the debug kernel every tool runs 1/8 of its iterations
+# (perftest 25, pingpong 6), rping half of its 10.
+# Run: selftests/run_vm.sh selftests/eroce/transport.sh
 #
 #   ns1: veth1 198.18.0.1/24 (eroce1)  <--veth-->  ns2: veth2 198.18.0.2/24 (eroce2)
 # shellcheck disable=SC2034  # SC_* settings are read by lib_rdma.sh
@@ -20,7 +22,13 @@ set -u -o pipefail
 . "$(dirname "$0")/../lib_rdma.sh"
 
 SRV=198.18.0.2
-N=200
+# iterations (N, and the shorter runs' N50 and N20) are 1/8 on the debug
+# kernel (lib.sh): 25, 6, 2 (perftest needs at least 5, ibv_srq_pingpong
+# at least its 4 QPs); rping's 10 rounds, cheap already, only half
+N=$(debug_scaled 200)
+N50=$(debug_scaled 50)
+N20=$(debug_scaled 20)
+RPING_C=$(debug_scaled 10 2)
 # shellcheck disable=SC2034  # read by ktap_srv_cli (lib_rdma.sh)
 SC_T=30
 
@@ -33,14 +41,14 @@ pp() {
 }
 
 test_pingpong() {
-	pp rc_pingpong ibv_rc_pingpong -n 50 -c
-	pp rc_pingpong_events ibv_rc_pingpong -n 50 -c -e
-	pp rc_pingpong_64k ibv_rc_pingpong -n 20 -s 65536 -c
-	pp ud_pingpong ibv_ud_pingpong -n 50 -c
-	pp ud_pingpong_events ibv_ud_pingpong -n 50 -c -e
+	pp rc_pingpong ibv_rc_pingpong -n "$N50" -c
+	pp rc_pingpong_events ibv_rc_pingpong -n "$N50" -c -e
+	pp rc_pingpong_64k ibv_rc_pingpong -n "$N20" -s 65536 -c
+	pp ud_pingpong ibv_ud_pingpong -n "$N50" -c
+	pp ud_pingpong_events ibv_ud_pingpong -n "$N50" -c -e
 	# ibv_srq_pingpong has no -c; it checks every receive completion
-	pp srq_pingpong ibv_srq_pingpong -n 50 -q 4
-	pp srq_pingpong_events ibv_srq_pingpong -n 50 -q 4 -e
+	pp srq_pingpong ibv_srq_pingpong -n "$N50" -q 4
+	pp srq_pingpong_events ibv_srq_pingpong -n "$N50" -q 4 -e
 }
 
 test_rping() {
@@ -48,9 +56,9 @@ test_rping() {
 	# the client starts once the server's rdma_cm ID listens (port 7174)
 	SC_OPTS=(-c 7174)
 	ktap_srv_cli rping_verify '! grep -qiE "mismatch|error|fail" <<<"$CLI_OUT$SRV_OUT" && grep -q "ping data" <<<"$CLI_OUT"' \
-		rping -s -a "$SRV" -C 10 -V -v -- rping -c -a "$SRV" -C 10 -V -v
+		rping -s -a "$SRV" -C "$RPING_C" -V -v -- rping -c -a "$SRV" -C "$RPING_C" -V -v
 	ktap_srv_cli rping_verify_32k '! grep -qiE "mismatch|error|fail" <<<"$CLI_OUT$SRV_OUT"' \
-		rping -s -a "$SRV" -C 10 -S 32768 -V -- rping -c -a "$SRV" -C 10 -S 32768 -V
+		rping -s -a "$SRV" -C "$RPING_C" -S 32768 -V -- rping -c -a "$SRV" -C "$RPING_C" -S 32768 -V
 	SC_OPTS=()
 }
 
@@ -86,7 +94,7 @@ test_perftest() {
 		pt "$t" "$t" -n "$N"
 		pt "${t}_old_post_send" "$t" -n "$N" --use_old_post_send
 	done
-	pt ib_read_lat_4k ib_read_lat -n 50 -s 4096
+	pt ib_read_lat_4k ib_read_lat -n "$N50" -s 4096
 
 	ptcm ib_send_bw_rdma_cm ib_send_bw -n "$N" -s 65536
 	ptcm ib_write_bw_rdma_cm ib_write_bw -n "$N" -s 65536
