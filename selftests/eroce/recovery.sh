@@ -26,6 +26,12 @@
 #     gbn on both; with sr only on the requester, the responder ignores
 #     the offer and both fall back to go-back-N.  Then sr on both under
 #     2% random loss on both veths: every byte arrives.
+# On the debug kernel the transfers move less (tlp 2 KiB: 112 messages,
+# the drops need 57 consecutive PSNs; sr 512 KiB: 256 PSNs per QP, the
+# holes need 225; random loss 256 KiB), the deadlines are TIMEOUT_MULT
+# times longer, and the time to give up and which mode needed fewer
+# timeouts or retransmissions are bounds (ktap_bound: a miss is a skip);
+# data, drops and counters stay strict.
 # Run: selftests/run_vm.sh selftests/eroce/recovery.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -39,6 +45,12 @@ PORT=18600
 T1=$IBSYS/eroce1/tuning
 T2=$IBSYS/eroce2/tuning
 SRV=198.18.0.2
+# bytes of the TLP runs, of the SR runs with chosen holes and of the SR run
+# under random loss: an eighth on the debug kernel, the holes' runs only a
+# quarter (written in k: debug_scaled keeps the suffix and rounds up to 1)
+TLP_BYTES=$(debug_scaled 16k)
+SR_BYTES=$(debug_scaled 2048k 4)
+SR_RANDOM_BYTES=$(debug_scaled 2048k)
 B1=$RDMA_TMP/b1
 B2=$RDMA_TMP/b2
 LOSS_REQ="tc -n $NS1 qdisc replace dev veth1 root netem loss 100%"
@@ -74,22 +86,29 @@ test_adaptive_rto() {
 	echo 1 >"$T1/adaptive_rto"
 	echo 2000 >"$T1/min_rto_us"
 	rm -f "$dump"
-	run timeout -k 5 60 "$TOOL" --mode retry --op write --timeout 18 \
-		--retry-cnt 3 --limit 30 \
+	run timeout -k 5 "$(tmo 60)" "$TOOL" --mode retry --op write --timeout 18 \
+		--retry-cnt 3 --limit "$(tmo 30)" \
 		--hook "rdma -dd resource show qp link eroce1/1 >$dump; $LOSS_REQ" \
 		eroce1 "$G1" eroce2 "$G2" || rc=$?
 	netem_clear "$NS1" veth1
 	ms=$(awk '$1 == "elapsed_ms" { print $2 }' <<<"$LAST_OUT")
 	read -r rto srtt var <<<"$(rto_us_of "$dump")"
 	ktap_diag "adaptive_rto: rc=$rc elapsed_ms=${ms:-none}; before the loss srtt_us ${srtt:-none} rttvar_us ${var:-none}: RTO ${rto:-none} us"
+	# the elapsed time out of its window is a bound; the tool's status
+	# (retry exceeded, then ERR and a flushed WR) and the sample are strict
 	verdict=$(awk -v m="${ms:-x}" -v r="${rto:-0}" 'BEGIN {
 		if (m !~ /^[0-9]+$/ || r == 0) { print "no elapsed time or no RTT sample"; exit }
 		lo = 0.95 * 4 * r / 1000 - 1; hi = 2 * 4 * r / 1000 + 500
 		if (hi > 0.9 * 4 * 4.096 * 2 ^ 18 / 1000) hi = 0.9 * 4 * 4.096 * 2 ^ 18 / 1000
 		if (m < lo || m > hi) { printf "elapsed %d ms, want %.0f..%.0f (4 RTOs of %.1f ms; timeout 18 alone: >= 4295)", m, lo, hi, r / 1000; exit }
 		print "ok" }')
-	ktap_result adaptive_rto_gives_up_after_rtt_based_timeouts \
-		"$([ $rc = 0 ] && [ "$verdict" = ok ]; echo $?)" "rc=$rc: $verdict"
+	case "$rc:$verdict" in
+	"0:elapsed "*)
+		ktap_bound adaptive_rto_gives_up_after_rtt_based_timeouts 1 "rc=$rc: $verdict" ;;
+	*)
+		ktap_result adaptive_rto_gives_up_after_rtt_based_timeouts \
+			"$([ $rc = 0 ] && [ "$verdict" = ok ]; echo $?)" "rc=$rc: $verdict" ;;
+	esac
 	ktap_result srtt_shown "$([ "${srtt:-0}" -gt 0 ]; echo $?)" \
 		"no drv_srtt_us > 0 in rdma -dd resource show qp"
 	both profile default
@@ -99,13 +118,15 @@ test_adaptive_rto() {
 # eroce1 to eroce2 (client arguments ARGS, SECS at most), every byte
 # checked, with loss_recovery MODE1 on eroce1 (the requester) and MODE2 on
 # eroce2, under LOSS: a netem loss rate ("2%") on both veths, or a
-# function that installs drop_once filters on veth2; counters snapshot in
+# function that installs drop_once filters on veth2 (SECS times
+# TIMEOUT_MULT: the tool's -t deadline); counters snapshot in
 # B1/B2 before, the run's seconds in ELAPSED, the packets the filters
 # dropped in DROPPED; returns the tool's status.  eroce_integrity ends
 # over TCP, so no side tears its QP down while the other still waits for
 # an ACK.
 lossy_transfer() {
-	local tag=$1 loss=$2 secs=$5 rc=0 spid
+	local tag=$1 loss=$2 secs rc=0 spid
+	secs=$(tmo "$5")
 	both profile default
 	echo "$3" >"$T1/loss_recovery"
 	echo "$4" >"$T2/loss_recovery"
@@ -156,12 +177,12 @@ both_delta() {
 }
 
 # lossy MODE: one QP, one message at a time (every message a tail: nothing
-# follows it until it is acknowledged), 16 KiB in SENDs of 1..64 bytes,
+# follows it until it is acknowledged), TLP_BYTES (16 KiB) in SENDs of 1..64 bytes,
 # tail_drops, loss_recovery MODE on both devices; sets TIMEOUTS and
 # PROBES (both devices) and returns the tool's status.
 lossy() {
 	local rc=0
-	lossy_transfer "$1" tail_drops "$1" "$1" 120 -q 1 -w 1 -o send -S 64 -b 16k -s 7 || rc=1
+	lossy_transfer "$1" tail_drops "$1" "$1" 120 -q 1 -w 1 -o send -S 64 -b "$TLP_BYTES" -s 7 || rc=1
 	TIMEOUTS=$(both_delta retransmit_timeouts)
 	PROBES=$(both_delta tlp_probes)
 	ktap_diag "$1: ${ELAPSED}s, $DROPPED of $TAIL_DROPS chosen packets dropped, retransmit_timeouts $TIMEOUTS, tlp_probes $PROBES"
@@ -169,7 +190,7 @@ lossy() {
 }
 
 test_tlp() {
-	local gbn_to gbn_drops tlp_to rc
+	local gbn_to gbn_drops tlp_to rc why
 
 	lossy gbn
 	rc=$?
@@ -185,11 +206,17 @@ test_tlp() {
 	ktap_result tlp_probes_sent "$([ "$PROBES" -gt 0 ]; echo $?)" \
 		"tlp_probes did not move"
 	# both runs lost the 8 chosen packets; each was a tail, so with gbn
-	# each waited for the timer
-	ktap_result tlp_fewer_timeouts_than_gbn "$([ "$gbn_drops" = $TAIL_DROPS ] &&
-		[ "$DROPPED" = $TAIL_DROPS ] && [ "$gbn_to" -ge $TAIL_DROPS ] &&
-		[ "$tlp_to" -lt "$gbn_to" ]; echo $?)" \
-		"dropped gbn $gbn_drops tlp $DROPPED of $TAIL_DROPS; retransmit_timeouts: tlp $tlp_to, gbn $gbn_to (want >= $TAIL_DROPS)"
+	# each waited for the timer.  That much is strict; whether the probes
+	# beat the timer (tlp fewer timeouts) is a bound: a slow machine's
+	# late ACKs add timeouts to either run
+	why="dropped gbn $gbn_drops tlp $DROPPED of $TAIL_DROPS; retransmit_timeouts: tlp $tlp_to, gbn $gbn_to (want >= $TAIL_DROPS)"
+	if [ "$gbn_drops" = $TAIL_DROPS ] && [ "$DROPPED" = $TAIL_DROPS ] &&
+		[ "$gbn_to" -ge $TAIL_DROPS ] && [ -n "$tlp_to" ]; then
+		ktap_bound tlp_fewer_timeouts_than_gbn \
+			"$([ "$tlp_to" -lt "$gbn_to" ]; echo $?)" "$why"
+	else
+		ktap_fail tlp_fewer_timeouts_than_gbn "$why"
+	fi
 }
 
 # hole_drops: the first request packet (of any QP) whose PSN ends in 0x10,
@@ -199,13 +226,13 @@ hole_drops() {
 	drop_once "$NS2" veth2 ingress 0x00/0xf0 0xff 0x10 0x30 0x50 0x70 0x90 0xb0 0xd0 0xf0
 }
 
-# sr_run NAME LOSS MODE1 MODE2: eroce_integrity SEND and WRITE, 4 QPs x 32
-# WRs of up to 64 KiB, 2 MiB each, every byte checked, under LOSS (see
-# lossy_transfer), loss_recovery MODE1 on eroce1 (the requester) and MODE2
-# on eroce2
+# sr_run NAME LOSS MODE1 MODE2 [BYTES]: eroce_integrity SEND and WRITE, 4
+# QPs x 32 WRs of up to 64 KiB, BYTES (SR_BYTES, 2 MiB) each, every byte
+# checked, under LOSS (see lossy_transfer), loss_recovery MODE1 on eroce1
+# (the requester) and MODE2 on eroce2
 sr_run() {
 	local rc=0
-	lossy_transfer "$1" "$2" "$3" "$4" 150 -o send,write -b 2M -s 9 || rc=1
+	lossy_transfer "$1" "$2" "$3" "$4" 150 -o send,write -b "${5:-$SR_BYTES}" -s 9 || rc=1
 	RETX=$(stat_delta eroce1/1 "$B1" retransmitted_packets)
 	SELECTIVE=$(stat_delta eroce1/1 "$B1" selective_retransmits)
 	PLACED=$(stat_delta eroce2/1 "$B2" ooo_packets_placed)
@@ -214,16 +241,24 @@ sr_run() {
 }
 
 test_sr() {
-	local gbn_retx gbn_drops
+	local gbn_retx gbn_drops why
 
 	sr_run gbn_both hole_drops gbn gbn
 	gbn_retx=$RETX gbn_drops=$DROPPED
 	sr_run sr_both hole_drops sr sr
 	ktap_result sr_selective_retransmits "$([ "$SELECTIVE" -gt 0 ] && [ "$PLACED" -gt 0 ]; echo $?)" \
 		"selective_retransmits $SELECTIVE, ooo_packets_placed $PLACED"
-	ktap_result sr_sends_less_again_than_gbn "$([ "$gbn_drops" = $HOLE_DROPS ] &&
-		[ "$DROPPED" = $HOLE_DROPS ] && [ "$RETX" -lt "$gbn_retx" ]; echo $?)" \
-		"dropped gbn $gbn_drops sr $DROPPED of $HOLE_DROPS; retransmitted_packets: sr $RETX, gbn $gbn_retx"
+	# both runs lost the 8 chosen packets (strict); which resent fewer is
+	# a bound: what gbn resends is what was in flight when the NAK came,
+	# and a slow machine's late ACKs add timeouts to either run
+	why="dropped gbn $gbn_drops sr $DROPPED of $HOLE_DROPS; retransmitted_packets: sr $RETX, gbn $gbn_retx"
+	if [ "$gbn_drops" = $HOLE_DROPS ] && [ "$DROPPED" = $HOLE_DROPS ] &&
+		[ -n "$RETX" ] && [ -n "$gbn_retx" ]; then
+		ktap_bound sr_sends_less_again_than_gbn \
+			"$([ "$RETX" -lt "$gbn_retx" ]; echo $?)" "$why"
+	else
+		ktap_fail sr_sends_less_again_than_gbn "$why"
+	fi
 	# a responder without sr ignores the offer: plain go-back-N
 	sr_run sr_requester_gbn_responder hole_drops sr gbn
 	ktap_result sr_falls_back_to_gbn "$([ "$DROPPED" = $HOLE_DROPS ] &&
@@ -231,7 +266,7 @@ test_sr() {
 		"$DROPPED of $HOLE_DROPS dropped; selective_retransmits $SELECTIVE, ooo_packets_placed $PLACED with eroce2 at gbn"
 	# random loss in both directions (lost retransmissions, ACKs, NAKs):
 	# the transfer survives, every byte checked; nothing compared
-	sr_run sr_random_loss 2% sr sr
+	sr_run sr_random_loss 2% sr sr "$SR_RANDOM_BYTES"
 }
 
 ktap_plan 15

@@ -18,6 +18,10 @@
 # machine runs the timers late, never early).  timeout 16 (268 ms) with
 # retry_cnt 1: two timeouts, at least 95% of 537 ms; timeout 18 (1.07 s),
 # retry_cnt 3: at least 95% of 4.3 s.
+# On the debug kernel the tool's deadlines (--limit, timeout) are
+# TIMEOUT_MULT times longer and an error that comes outside its window is
+# a skip (ktap_bound); the completion status, the ERR state and the
+# counters are checked as everywhere.
 # Run: selftests/run_vm.sh selftests/eroce/retry.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -43,23 +47,33 @@ rto_floor() {
 }
 
 # rt NAME MIN_MS MAX_MS ARGS...: run eroce_retry; pass when it exits 0 and
-# the error completion came between MIN_MS and MAX_MS after the post
+# the error completion came between MIN_MS and MAX_MS after the post.  The
+# tool's status (the completion it wanted, then ERR and a flushed WR) is
+# checked strictly; the window is a bound (ktap_bound).  --limit is the
+# tool's own default, 5 s, stretched on the debug kernel (ARGS may give
+# another)
 rt() {
-	local name=$1 min=$2 max=$3 rc=0 ms; shift 3
+	local name=$1 min=$2 max=$3 rc=0 ms why; shift 3
 	stat_snap eroce1/1 "$B1"
 	stat_snap eroce2/1 "$B2"
-	run timeout -k 5 30 "$TOOL" "$@" eroce1 "$G1" eroce2 "$G2" || rc=$?
+	run timeout -k 5 "$(tmo 30)" "$TOOL" --limit "$(tmo 5)" "$@" \
+		eroce1 "$G1" eroce2 "$G2" || rc=$?
 	netem_clear "$NS1" veth1
 	netem_clear "$NS2" veth2
 	ms=$(awk '$1 == "elapsed_ms" { print $2 }' <<<"$LAST_OUT")
 	if [ $rc = 0 ] && [ -n "$ms" ] && [ "$ms" -ge "$min" ] && [ "$ms" -le "$max" ]; then
 		ktap_diag "$(grep '^result:' <<<"$LAST_OUT")"
 		ktap_ok "$name"
+		return
+	fi
+	ktap_diag "$LAST_OUT"
+	ktap_diag "eroce1: $(stat_changes eroce1/1 "$B1")"
+	ktap_diag "eroce2: $(stat_changes eroce2/1 "$B2")"
+	why="rc=$rc elapsed_ms=${ms:-none}, want ${min}..${max}"
+	if [ $rc = 0 ] && [ -n "$ms" ]; then
+		ktap_bound "$name" 1 "$why"
 	else
-		ktap_diag "$LAST_OUT"
-		ktap_diag "eroce1: $(stat_changes eroce1/1 "$B1")"
-		ktap_diag "eroce2: $(stat_changes eroce2/1 "$B2")"
-		ktap_fail "$name" "rc=$rc elapsed_ms=${ms:-none}, want ${min}..${max}"
+		ktap_fail "$name" "$why"
 	fi
 }
 
@@ -105,7 +119,7 @@ test_driver_details() {
 
 	rm -f "$dump" "$dump.done"
 	rt retry_exceeded_timeout18_details "$(rto_floor 18 3)" 15000 \
-		--mode retry --op send --timeout 18 --retry-cnt 3 --limit 20 \
+		--mode retry --op send --timeout 18 --retry-cnt 3 --limit "$(tmo 20)" \
 		--hook "$LOSS_REQ; (for i in \$(seq 10); do sleep 0.2; rdma -dd resource show qp link eroce1/1; done >$dump; touch $dump.done) &"
 	wait_for 60 test -e "$dump.done"
 	ktap_diag "$(grep -v 'lqpn 1 ' "$dump" 2>/dev/null | sort -u | head -n 4)"
