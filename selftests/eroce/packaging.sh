@@ -27,10 +27,6 @@
 #             device back with its tuning
 #   remove    dpkg --purge leaves none of the packages' files, no DKMS
 #             module or state, nothing modprobe can find
-# The .debs are built on the host (make deb; make check does it in its
-# build stage); without them every subtest is skipped, saying so.  The
-# guest writes only to its tmpfs overlay: the host's dpkg database and
-# /lib/modules stay as they are.
 #   upgrade   before all this, the previous release make deb builds
 #             (out/deb/prev/, version VERSION~prev) is installed and its
 #             /etc/eroce.conf edited; installing this version's packages
@@ -39,11 +35,16 @@
 #   RT        with Debian's PREEMPT_RT kernel headers installed (make deps),
 #             make deb has DKMS build the packaged source for that kernel
 #             too; its binaries-only DKMS tarball is loaded (dkms
-#             ldtarball) and DKMS's kernel hook (what
+#             ldtarball --force: the module's source is there already)
+#             and DKMS's kernel hook (what
 #             linux-headers-*-rt-amd64 runs when it is installed) installs
 #             the module, built for RT and signed.  The guest runs the
 #             standard kernel, so it is not loaded (running the suite on
 #             RT is a lane of its own)
+# The .debs are built on the host (make deb; make check does it in its
+# build stage); without them every subtest is skipped, saying so.  The
+# guest writes only to its tmpfs overlay: the host's dpkg database and
+# /lib/modules stay as they are.
 # shellcheck disable=SC2317  # the checks run through ktap_check and require
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -234,7 +235,7 @@ test_rt() {
 		return
 	fi
 	ktap_check rt_kernel_hook_installs eval \
-		"dkms ldtarball --archive $tarball && timeout 600 $hook $RT_KVER"
+		"dkms ldtarball --force --archive $tarball && timeout 600 $hook $RT_KVER"
 	ktap_check rt_module_built_for_rt rt_module_ok
 	ktap_check rt_status_installed \
 		eval "dkms status eroce/$VERSION -k $RT_KVER | grep -q ': installed'"
