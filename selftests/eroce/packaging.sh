@@ -35,8 +35,8 @@
 #   RT        with Debian's PREEMPT_RT kernel headers installed (make deps),
 #             make deb has DKMS build the packaged source for that kernel
 #             too; its binaries-only DKMS tarball is loaded (dkms
-#             ldtarball --force: the module's source is there already)
-#             and DKMS's kernel hook (what
+#             ldtarball --force, which then complains that the source is
+#             there already) and DKMS's kernel hook (what
 #             linux-headers-*-rt-amd64 runs when it is installed) installs
 #             the module, built for RT and signed.  The guest runs the
 #             standard kernel, so it is not loaded (running the suite on
@@ -234,8 +234,12 @@ test_rt() {
 		ktap_skip rt_status_installed "no headers of ${KVER%-amd64}-rt-amd64"
 		return
 	fi
+	# DKMS 3.0.10 loads the module, then fails on adding the source again
+	# (it is the package's): what counts is the module it loaded
+	dkms ldtarball --force --archive "$tarball" >/dev/null 2>&1
 	ktap_check rt_kernel_hook_installs eval \
-		"dkms ldtarball --force --archive $tarball && timeout 600 $hook $RT_KVER"
+		"first /var/lib/dkms/eroce/$VERSION/$RT_KVER/*/module/eroce.ko* &&
+			timeout 600 $hook $RT_KVER"
 	ktap_check rt_module_built_for_rt rt_module_ok
 	ktap_check rt_status_installed \
 		eval "dkms status eroce/$VERSION -k $RT_KVER | grep -q ': installed'"
