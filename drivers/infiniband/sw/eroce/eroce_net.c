@@ -188,11 +188,19 @@ static bool eroce_net_gone(struct net *net)
  * The namespace is being dismantled: its netdevs have been unregistered
  * (pernet subsystems exit after pernet devices), which queued the
  * unregistration of every eroce device on them.  Wait for those to finish
- * so that no socket outlives its namespace.
+ * so that no socket outlives its namespace.  eroce_net_gone() sleeps on
+ * eroce_net_lock, so it cannot be a wait_event() condition (that runs it
+ * with the task no longer TASK_RUNNING); wait_woken() lets it run
+ * between waits and loses no wakeup that comes while it does.
  */
 static void eroce_net_exit_net(struct net *net)
 {
-	wait_event(eroce_net_released, eroce_net_gone(net));
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+
+	add_wait_queue(&eroce_net_released, &wait);
+	while (!eroce_net_gone(net))
+		wait_woken(&wait, TASK_UNINTERRUPTIBLE, MAX_SCHEDULE_TIMEOUT);
+	remove_wait_queue(&eroce_net_released, &wait);
 }
 
 static struct pernet_operations eroce_net_ops = {
