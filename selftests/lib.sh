@@ -145,12 +145,15 @@ tmo() {
 }
 
 # debug_scaled N [DIV]: N, or on the debug kernel N/DIV (DIV default 8,
-# at least 1).  N may carry a k, M or G suffix, which stays.
+# at least 1).  A size N with a k, M or G suffix is divided in KiB
+# (4M/8 is 512k) and keeps a k suffix.
 debug_scaled() {
 	local n=$1 div=${2:-8} sfx=
 	[ "$DEBUG_KERNEL" = 1 ] || { echo "$n"; return; }
 	case "$n" in
-	*[kMG]) sfx=${n: -1}; n=${n%?} ;;
+	*G) n=$((${n%G} * 1048576)) sfx=k ;;
+	*M) n=$((${n%M} * 1024)) sfx=k ;;
+	*k) n=${n%k} sfx=k ;;
 	esac
 	n=$((n / div))
 	[ "$n" -ge 1 ] || n=1

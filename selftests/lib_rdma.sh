@@ -186,6 +186,15 @@ cli_has() {
 	grep -Eq "$1" <<<"$CLI_OUT"
 }
 
+# perftest_iters N: N perftest iterations, an eighth on the debug kernel
+# (lib.sh's debug_scaled), but at least 5 (perftest refuses fewer)
+perftest_iters() {
+	local n
+	n=$(debug_scaled "$1")
+	[ "$n" -ge 5 ] || n=5
+	echo "$n"
+}
+
 # perftest_ok: both perftest sides exited 0 and the client printed a result
 # row (the line after the "#bytes" header: bytes, iterations, ...).  Rates
 # are not checked: under TCG the clock calibration may print 0.

@@ -37,7 +37,7 @@ CLS_OPTS=()		# srv_cli options of the next run
 # messages per run, fewer on the debug kernel: a few frames each way
 # suffice (perftest refuses fewer than 5)
 PP_ITERS=$(debug_scaled 3)
-BW_ITERS=$(debug_scaled 20 4)
+BW_ITERS=$(perftest_iters 20)
 
 vlan_setup() {
 	# shellcheck disable=SC2086  # $IDMAP is a list of arguments

@@ -66,15 +66,6 @@ write_bw() {
 		ib_write_bw -d eroce1 -x "$G1" -s 65536 -n "$1" "$SRV"
 }
 
-# perftest_iters N: N messages, an eighth on the debug kernel, but at
-# least 5 (perftest refuses fewer)
-perftest_iters() {
-	local n
-	n=$(debug_scaled "$1")
-	[ "$n" -ge 5 ] || n=5
-	echo "$n"
-}
-
 # calc NAME=VALUE... EXPR: print the awk expression EXPR of the variables
 calc() {
 	local -a v=()

@@ -24,17 +24,17 @@ set -u -o pipefail
 . "$(dirname "$0")/../lib_rdma.sh"
 
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
-# the debug kernel (lib.sh) moves 1/8: 48M -> 6M, 2M -> 256k, 4M -> 512k
-# (written in k: debug_scaled would round 4M/8 up to 1M); under loss and
+# the debug kernel (lib.sh) moves 1/8: 48M -> 6M, 2M -> 256k, 4M -> 512k;
+# under loss and
 # the other impairments only 1/4 (4M -> 1M, 1M -> 256k), which still gives
 # each run hundreds of packets for 1% loss, duplication or 0.1% corruption
 # to hit (the loss counters below must move)
 BYTES=${INTEGRITY_BYTES:-$(debug_scaled 48M)}
 LOSS_BYTES=${INTEGRITY_LOSS_BYTES:-$(debug_scaled 4M 4)}
 TMO=${INTEGRITY_TIMEOUT:-$(tmo 150)}
-IMPAIR_BYTES=${INTEGRITY_IMPAIR_BYTES:-$(debug_scaled 1024k 4)}
-SMALL_BYTES=$(debug_scaled 2048k)
-V6_BYTES=$(debug_scaled 4096k)
+IMPAIR_BYTES=${INTEGRITY_IMPAIR_BYTES:-$(debug_scaled 1M 4)}
+SMALL_BYTES=$(debug_scaled 2M)
+V6_BYTES=$(debug_scaled 4M)
 PORT=18530
 OUT=/tmp/integrity
 mkdir -p "$OUT"

@@ -47,10 +47,10 @@ T2=$IBSYS/eroce2/tuning
 SRV=198.18.0.2
 # bytes of the TLP runs, of the SR runs with chosen holes and of the SR run
 # under random loss: an eighth on the debug kernel, the holes' runs only a
-# quarter (written in k: debug_scaled keeps the suffix and rounds up to 1)
+# quarter
 TLP_BYTES=$(debug_scaled 16k)
-SR_BYTES=$(debug_scaled 2048k 4)
-SR_RANDOM_BYTES=$(debug_scaled 2048k)
+SR_BYTES=$(debug_scaled 2M 4)
+SR_RANDOM_BYTES=$(debug_scaled 2M)
 B1=$RDMA_TMP/b1
 B2=$RDMA_TMP/b2
 LOSS_REQ="tc -n $NS1 qdisc replace dev veth1 root netem loss 100%"

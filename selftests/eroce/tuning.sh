@@ -54,7 +54,7 @@ SRV=198.18.0.2
 # 64 KiB pingpong of no_stall: an eighth on the debug kernel, at least 1
 # (perftest wants at least 5)
 TOS_PP_N=$(debug_scaled 3)
-TOS_BW_N=$(debug_scaled 20 4)
+TOS_BW_N=$(perftest_iters 20)
 STALL_N=$(debug_scaled 5)
 PCAP=$RDMA_TMP/tuning.pcap
 DECODED=$RDMA_TMP/tuning.txt
