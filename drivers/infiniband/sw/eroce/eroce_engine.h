@@ -102,6 +102,12 @@ struct eroce_req {
 	bool sr_hole_open;
 	u32 sr_hole;
 	bool tlp_sent;			/* probed since the last progress */
+	/*
+	 * Packets the window allows after a retransmit timeout: 1, plus
+	 * each packet acknowledged since (slow start); 0 once it is back at
+	 * max_inflight_pkts, which alone limits it then
+	 */
+	u32 cwnd;
 	struct hrtimer timer;		/* retransmit, probe and RNR timer */
 	/* round-trip time, RFC 6298 style, from one timed PSN at a time */
 	bool rtt_timing;		/* rtt_psn is being timed */

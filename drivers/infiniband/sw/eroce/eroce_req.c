@@ -142,14 +142,24 @@ static bool eroce_req_outstanding(struct eroce_qp *qp)
 }
 
 /*
+ * How many packets may be unacknowledged: max_inflight_pkts, or fewer
+ * while the window grows back after a retransmit timeout (req->cwnd).
+ */
+static u32 eroce_req_window(struct eroce_qp *qp)
+{
+	u32 max = READ_ONCE(to_eroce_dev(qp->ibqp.device)->tuning.max_inflight_pkts);
+	u32 cwnd = qp->eng.req.cwnd;
+
+	return cwnd ? min(cwnd, max) : max;
+}
+
+/*
  * Ask for an ACK at least every EROCE_ACKREQ_EVERY packets, and twice per
  * in-flight window, so a small window never waits for the timer.
  */
 static u32 eroce_req_ackreq_every(struct eroce_qp *qp)
 {
-	u32 win = READ_ONCE(to_eroce_dev(qp->ibqp.device)->tuning.max_inflight_pkts);
-
-	return clamp_t(u32, win / 2, 1, EROCE_ACKREQ_EVERY);
+	return clamp_t(u32, eroce_req_window(qp) / 2, 1, EROCE_ACKREQ_EVERY);
 }
 
 /* is there something for the requester to send (or to fetch and send)? */
@@ -244,16 +254,24 @@ static void eroce_req_progress(struct eroce_qp *qp)
 }
 
 /*
- * The peer acknowledged something new (una_psn moved): the timed PSN,
- * if covered, gives an RTT sample (Karn: a rewind over it cancelled the
- * timing), and the next tail may be probed again.
+ * The peer acknowledged something new (una_psn moved on from @una): a
+ * window cut by a timeout grows by the packets acknowledged, the timed
+ * PSN, if covered, gives an RTT sample (Karn: a rewind over it cancelled
+ * the timing), and the next tail may be probed again.
  */
-static void eroce_req_acked(struct eroce_qp *qp)
+static void eroce_req_acked(struct eroce_qp *qp, u32 una)
 {
 	struct eroce_req *req = &qp->eng.req;
 	s64 r, err;
 
 	lockdep_assert_held(&qp->eng.lock);
+	if (req->cwnd) {
+		u32 max = READ_ONCE(to_eroce_dev(qp->ibqp.device)->tuning.max_inflight_pkts);
+
+		req->cwnd += eroce_psn_diff(req->una_psn, una);
+		if (req->cwnd >= max)
+			req->cwnd = 0;
+	}
 	req->tlp_sent = false;
 	if (req->sr_hole_open && eroce_psn_after(req->una_psn, req->sr_hole))
 		req->sr_hole_open = false;
@@ -932,7 +950,7 @@ void eroce_req_responded(struct eroce_qp *qp, u32 una, u32 tail)
 
 	lockdep_assert_held(&qp->eng.lock);
 	if (req->una_psn != una)
-		eroce_req_acked(qp);
+		eroce_req_acked(qp, una);
 	if (req->una_psn != una || qp->sq.consumer != tail ||
 	    !req->timer_armed || req->rnr_wait)
 		eroce_req_progress(qp);
@@ -1002,15 +1020,14 @@ static bool eroce_req_rd_atomic_blocked(struct eroce_qp *qp,
 }
 
 /*
- * Are max_inflight_pkts packets unacknowledged?  While selective repeat
- * repairs a hole, the packets before it are acknowledged and those after
- * it kept by the responder: the window starts after the hole, within the
- * responder's EROCE_SR_WINDOW.
+ * Are as many packets unacknowledged as the window allows?  While
+ * selective repeat repairs a hole, the packets before it are acknowledged
+ * and those after it kept by the responder: the window starts after the
+ * hole, within the responder's EROCE_SR_WINDOW.
  */
 static bool eroce_req_window_full(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
-	u32 max = READ_ONCE(to_eroce_dev(qp->ibqp.device)->tuning.max_inflight_pkts);
 	u32 base = req->una_psn;
 
 	if (req->sr_hole_open) {
@@ -1019,7 +1036,7 @@ static bool eroce_req_window_full(struct eroce_qp *qp)
 		if (eroce_psn_after(eroce_psn_add(req->sr_hole, 1), base))
 			base = eroce_psn_add(req->sr_hole, 1);
 	}
-	return eroce_psn_diff(req->psn, base) >= (s32)max;
+	return eroce_psn_diff(req->psn, base) >= (s32)eroce_req_window(qp);
 }
 
 /* flow control: outstanding packets, reads, fences hold @w back */
@@ -1172,6 +1189,13 @@ enum hrtimer_restart eroce_req_timer(struct hrtimer *timer)
 	}
 	req->retry_left--;
 	req->backoff++;
+	/*
+	 * No answer for a whole timeout: the receiver may be too slow for
+	 * the timer rather than the packets lost.  Going back N with the
+	 * whole window would bury it (and its ACKs) under copies of what it
+	 * still has queued, so start again from one packet.
+	 */
+	req->cwnd = 1;
 
 	/* an open read at the head of the line: ask for its rest only */
 	w = eroce_req_swqe(qp, qp->sq.consumer);

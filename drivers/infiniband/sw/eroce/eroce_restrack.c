@@ -16,7 +16,7 @@
 struct eroce_qp_snapshot {
 	u32 sq_head, sq_cur, sq_tail;
 	u32 psn, una_psn, max_psn;
-	u32 retry_left, rnr_retry_left, backoff;
+	u32 retry_left, rnr_retry_left, backoff, cwnd;
 	u32 rnr_wait, timer_armed, timer_queued, work_pending;
 	u32 tx_stalled;
 	u32 srtt_us, rttvar_us, tlp_armed, tlp_sent;
@@ -40,6 +40,7 @@ static void eroce_qp_snapshot(struct eroce_qp *qp, struct eroce_qp_snapshot *s)
 	s->retry_left = req->retry_left;
 	s->rnr_retry_left = req->rnr_retry_left;
 	s->backoff = req->backoff;
+	s->cwnd = req->cwnd;
 	s->rnr_wait = req->rnr_wait;
 	s->timer_armed = req->timer_armed;
 	s->timer_queued = hrtimer_active(&req->timer);
@@ -76,6 +77,7 @@ static int eroce_qp_snapshot_put(struct sk_buff *msg,
 		{ "retry_left", s->retry_left },
 		{ "rnr_retry_left", s->rnr_retry_left },
 		{ "backoff", s->backoff },
+		{ "cwnd", s->cwnd },
 		{ "rnr_wait", s->rnr_wait },
 		{ "timer_armed", s->timer_armed },
 		{ "timer_queued", s->timer_queued },

@@ -425,6 +425,7 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 		req->tlp_armed = false;
 		req->tlp_sent = false;
 		req->sr_hole_open = false;
+		req->cwnd = 0;
 		eroce_rate_reset(qp);
 	}
 	if (next == IB_QPS_SQD && cur != IB_QPS_SQD) {
