@@ -7,7 +7,8 @@
 #                   ktap_check, ktap_check_fails, ktap_diag, ktap_finish,
 #                   ktap_bail, require, run (output kept in LAST_OUT)
 #   polling         wait_for SECS CMD...
-#   debug kernel    DEBUG_KERNEL, tmo, debug_scaled, ktap_bound
+#   debug kernel    DEBUG_KERNEL, tmo, debug_scaled, ktap_bound,
+#                   debug_subset, debug_leaves_out (DEBUG_KEEP)
 #   namespaces      ns1/ns2 CMD..., netns_add, veth_add, addr_add,
 #                   two_ns_setup, $PING
 #   modules         eroce_load, eroce_unload, provider_install, rxe_load,
@@ -130,14 +131,21 @@ require() {
 #
 # On the debug kernel (run_vm.sh --kernel sets EROCE_DEBUG_KERNEL=1 and
 # EROCE_TIMEOUT_MULT) KASAN, lockdep and kmemleak make everything several
-# times slower.  The lane is there for memory and locking errors, so a
-# script keeps its traffic and its functional checks there but moves less
-# (debug_scaled), waits longer (tmo; wait_for and srv_cli stretch their
-# waits by themselves) and reports a timing or rate bound it misses as a
-# skip (ktap_bound): those bounds are checked on Debian's kernel, in
-# make check.
+# times slower.  The lane is there for memory, locking and lifetime
+# errors, not throughput, so a script runs a representative subset there
+# (debug_subset): every code path (operation, QP type, transport feature,
+# teardown) at least once, not every message size, post flavour,
+# repetition or parameter sweep; what it leaves out is reported as a skip
+# ("debug subset") and the plan stays the same.  What it runs keeps its
+# functional checks but moves less (debug_scaled), waits longer (tmo;
+# wait_for and srv_cli stretch their waits by themselves) and reports a
+# timing or rate bound it misses as a skip (ktap_bound): those bounds are
+# checked on Debian's kernel, in make check.
 DEBUG_KERNEL=${EROCE_DEBUG_KERNEL:-0}
 TIMEOUT_MULT=${EROCE_TIMEOUT_MULT:-1}
+# the variants a script's debug subset keeps, of those it hands to
+# debug_subset (names separated by white space)
+DEBUG_KEEP=
 
 # tmo SECS: SECS, times the debug kernel's timeout multiplier
 tmo() {
@@ -168,6 +176,30 @@ ktap_bound() {
 	else
 		ktap_result "$@"
 	fi
+}
+
+# debug_leaves_out NAME: true on the debug kernel unless NAME is in
+# DEBUG_KEEP; prints nothing (for a script that reports the variant's
+# subtests later, with debug_subset)
+debug_leaves_out() {
+	[ "$DEBUG_KERNEL" = 1 ] || return 1
+	case " ${DEBUG_KEEP//[[:space:]]/ } " in
+	*" $1 "*) return 1 ;;
+	esac
+	return 0
+}
+
+# debug_subset NAME [SUBTEST...]: when debug_leaves_out NAME, report NAME
+# and the SUBTESTs as skips ("debug subset") and return 0: the caller
+# leaves the variant out.  Elsewhere return 1 and print nothing:
+#   debug_subset NAME || run_variant NAME ...
+debug_subset() {
+	debug_leaves_out "$1" || return 1
+	local n
+	for n in "$@"; do
+		ktap_skip "$n" "debug subset"
+	done
+	return 0
 }
 
 # ---- polling -----------------------------------------------------------------

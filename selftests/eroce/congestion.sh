@@ -33,7 +33,10 @@
 # eighth of CAP for the same seconds (an eighth of the bytes, and the
 # stall still falls inside the transfer), timeouts are stretched, and
 # the rate and spacing bounds are skips when missed; counters, transfers
-# and the wire format stay required.
+# and the wire format stay required.  The rate limit after a stall is
+# left out there (lib.sh debug_subset): the per-QP cap runs in
+# test_qp_rate_limit, the flow-control window in tuning.sh, and what it
+# adds is a rate bound.
 # Run: selftests/run_vm.sh selftests/eroce/congestion.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -377,7 +380,8 @@ require command -v dumpcap tshark
 kmsg_mark
 test_max_rate
 test_qp_rate_limit
-test_qp_rate_limit_after_stall
+debug_subset qp_rate_limit_after_stall_transfer_ok qp_rate_limit_after_stall_stalled \
+	qp_rate_limit_after_stall_no_burst || test_qp_rate_limit_after_stall
 test_ecn_dcqcn
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
 ktap_finish

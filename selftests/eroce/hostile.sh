@@ -19,7 +19,11 @@
 # traffic intact (the flood must be seen at eroce2 while the traffic
 # runs), a fresh ibv_rc_pingpong -c must pass and the kernel log must be
 # clean.  On the debug kernel the traffic under the flood and the pingpong
-# move 1/8 (6M, 12 iterations) and the tool's deadline is stretched.
+# move 1/8 (6M, 12 iterations) and the tool's deadline is stretched; the
+# ICRC selftest (scapy against the tool's ICRC code, no kernel in it)
+# and the flood (the barrage's drops again, at random QPNs, beside
+# traffic) are left out (lib.sh debug_subset): the barrage and the
+# pingpong after it run.
 #
 #   ns1: veth1 198.18.0.1 (eroce1) <-> ns2: veth2 198.18.0.2 (eroce2)
 set -u -o pipefail
@@ -166,10 +170,11 @@ GID1=$(gid_indexes eroce1 "$(ipv4_gid 198.18.0.1)" | head -n 1)
 GID2=$(gid_indexes eroce2 "$(ipv4_gid 198.18.0.2)" | head -n 1)
 DST_MAC=$(ns2 cat /sys/class/net/veth2/address)
 kmsg_mark
-ktap_check icrc_matches_scapy "$PY" "$TOOLS/eroce_hostile.py" --selftest
+debug_subset icrc_matches_scapy ||
+	ktap_check icrc_matches_scapy "$PY" "$TOOLS/eroce_hostile.py" --selftest
 test_barrage_counters
 test_barrage
-test_flood_under_traffic
+debug_subset flood_sent traffic_intact_during_flood || test_flood_under_traffic
 test_pingpong_after
 test_kernel_log
 ktap_finish

@@ -6,7 +6,9 @@
 # the GID table (IPv4-mapped, IPv6, address add/remove, VLAN upper devices),
 # the device seen through the provider (ibv_devices, ibv_devinfo), active
 # MTU following the netdev MTU, removal when the netdev goes away, and
-# `rmmod eroce` with devices still present.
+# `rmmod eroce` with devices still present.  On the debug kernel (lib.sh
+# debug_subset) ibv_devices (ibv_devinfo opens the device) and the MTU
+# sweep (one change, to 9000, stays) are left out.
 #
 #   veth0 198.18.0.1/24 2001:db8::1/64  <->  veth1 198.18.0.2/24 (peer)
 #   veth0.100 198.19.100.1/24 (VLAN 100 on veth0)
@@ -78,7 +80,8 @@ devinfo_ok() {
 }
 
 test_provider() {
-	ktap_check ibv_devices eval 'ibv_devices | grep -Eq "^[[:space:]]+eroce0[[:space:]]"'
+	debug_subset ibv_devices ||
+		ktap_check ibv_devices eval 'ibv_devices | grep -Eq "^[[:space:]]+eroce0[[:space:]]"'
 	if ! devinfo_ok; then
 		ktap_diag "$(ibv_devinfo -v -d eroce0 2>&1 | grep -E 'state|link_layer|GID|error|fail' | head -n 12)"
 		ktap_fail ibv_devinfo "ibv_devinfo -v -d eroce0: not ACTIVE/Ethernet/GIDs"
@@ -98,14 +101,14 @@ check_mtu() {
 }
 
 test_mtu() {
-	check_mtu mtu_1500 1500 1024
+	debug_subset mtu_1500 || check_mtu mtu_1500 1500 1024
 	ip link set veth1 mtu 9000
 	check_mtu mtu_9000 9000 4096
 	# 600 - 84 bytes of worst-case RoCEv2 headers (IPv6, UDP, BTH, RETH,
 	# ImmDt, ICRC) still carries 512-byte payloads, as in rdma_rxe; 576
 	# does not
-	check_mtu mtu_600 600 512
-	check_mtu mtu_576 576 256
+	debug_subset mtu_600 || check_mtu mtu_600 600 512
+	debug_subset mtu_576 || check_mtu mtu_576 576 256
 	ip link set veth0 mtu 1500
 }
 

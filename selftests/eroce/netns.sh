@@ -6,7 +6,9 @@
 # by a veth pair coexist, and coexist with rdma_rxe (whose 6.1 socket is in
 # the initial namespace).  With rdma_rxe loaded, an eroce device in the
 # initial namespace must be refused (port taken).  Deleting a namespace
-# removes its device; rmmod with devices in namespaces is clean.
+# removes its device; rmmod with devices in namespaces is clean.  On the
+# debug kernel (lib.sh debug_subset) the second namespace's socket check
+# (the first's again) and the ping (no eroce in it) are left out.
 #
 #   ns1: veth1 198.18.0.1 <-> ns2: veth2 198.18.0.2   (eroce1, eroce2)
 #   init: vetha 198.18.2.1 <-> vethb 198.18.2.2       (rxe0 on vetha)
@@ -45,9 +47,10 @@ test_two_ns() {
 	ktap_check gids_per_ns eval 'wait_for 10 has_gid eroce1 $(ipv4_gid 198.18.0.1) &&
 		wait_for 10 has_gid eroce2 $(ipv4_gid 198.18.0.2)'
 	ktap_check udp4791_ipv4_ipv6_in_ns1 eval 'udp4791 $NS1 -4 && udp4791 $NS1 -6'
-	ktap_check udp4791_ipv4_ipv6_in_ns2 eval 'udp4791 $NS2 -4 && udp4791 $NS2 -6'
+	debug_subset udp4791_ipv4_ipv6_in_ns2 ||
+		ktap_check udp4791_ipv4_ipv6_in_ns2 eval 'udp4791 $NS2 -4 && udp4791 $NS2 -6'
 	ktap_check_fails no_udp4791_in_init_net udp4791 ""
-	ktap_check ping_ns1_ns2 ns1 $PING -c 1 -W 5 198.18.0.2
+	debug_subset ping_ns1_ns2 || ktap_check ping_ns1_ns2 ns1 $PING -c 1 -W 5 198.18.0.2
 }
 
 test_with_rxe() {
