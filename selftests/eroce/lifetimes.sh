@@ -21,6 +21,10 @@
 #     LAST_WQE_REACHED.
 #   - solicited-err: a CQ armed for solicited completions only fires for
 #     an error completion.
+#   - corrupt-sq: a producer index past the SQ's end, written into the
+#     shared ring behind the provider's back, raises QP_FATAL on the next
+#     doorbell; the QP is in ERR, a later post completes with a flush
+#     error, and the QP is destroyed cleanly.
 #   - selftests/kmod/eroce_kconsumer.ko, a kernel consumer, posts a send
 #     and a receive on a QP in ERR with interrupts off (as ib_mad posts):
 #     both complete with a flush error, and no warning (the debug kernel's
@@ -146,7 +150,7 @@ kernel_consumer() {
 	fi
 }
 
-ktap_plan 23
+ktap_plan 27
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -161,6 +165,7 @@ debug_subset reset_ud_full_sq_after_reset reset_ud_sends_complete_after_reset ||
 lt reset-rc 2
 lt events 4
 lt solicited-err 2
+lt corrupt-sq 4
 kernel_consumer
 vlan_gone_under_sr
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'

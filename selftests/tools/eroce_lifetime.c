@@ -29,6 +29,13 @@
  *   solicited-err  a CQ armed for solicited completions only fires its
  *                  completion channel for an error completion (a flushed
  *                  receive)
+ *   corrupt-sq     A's SQ producer index, written into the shared ring
+ *                  behind the provider's back, claims more entries than
+ *                  the ring has; after a doorbell A must hear
+ *                  IBV_EVENT_QP_FATAL and be in ERR, a later post must
+ *                  complete with a flush error, and the QP must be
+ *                  destroyed cleanly.  White-box: it reaches the ring
+ *                  through the provider's own structures (userspace/eroce.h)
  *
  * Prints "result:" lines; exits 0 when every expectation held, 1
  * otherwise, 2 on a usage or setup error.
@@ -50,6 +57,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "eroce.h"
 #include "tool_util.h"
 
 #define BIG_LEN		(4u << 20)
@@ -666,10 +674,70 @@ static void run_solicited_err(struct side *a, struct side *b)
 	       "the receive completed with a flush error");
 }
 
+/* the provider's doorbell: a POST_SEND command with no work requests */
+static int sq_doorbell(struct ibv_qp *qp)
+{
+	struct ib_uverbs_post_send_resp resp;
+	struct ibv_post_send cmd = {};
+
+	cmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	cmd.hdr.in_words = sizeof(cmd) / 4;
+	cmd.hdr.out_words = sizeof(resp) / 4;
+	cmd.core_payload.response = (uintptr_t)&resp;
+	cmd.core_payload.qp_handle = qp->handle;
+	cmd.core_payload.wqe_size = sizeof(struct ib_uverbs_send_wr);
+	if (write(qp->context->cmd_fd, &cmd, sizeof(cmd)) != sizeof(cmd))
+		return errno;
+	return 0;
+}
+
+static void run_corrupt_sq(struct side *a, struct side *b)
+{
+	struct eroce_ring *sq;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct ibv_wc wc;
+	uint32_t cons;
+	int err;
+
+	a->qp = qp_create(a, IBV_QPT_RC, NULL);
+	b->qp = qp_create(b, IBV_QPT_RC, NULL);
+	rc_connect(a, b, 0x30);
+	sq = &to_eqp(a->qp)->sq;
+	cons = atomic_load_explicit((_Atomic uint32_t *)&sq->ctrl->consumer,
+				    memory_order_acquire);
+	atomic_store_explicit((_Atomic uint32_t *)&sq->ctrl->producer,
+			      cons + sq->num_slots + 7, memory_order_release);
+	err = sq_doorbell(a->qp);
+	if (err)
+		eroce_die("doorbell: %s", strerror(err));
+	result("qp_fatal_event", wait_event(a, IBV_EVENT_QP_FATAL, 30),
+	       "IBV_EVENT_QP_FATAL on A for a producer index %u past the consumer",
+	       sq->num_slots + 7);
+	if (ibv_query_qp(a->qp, &attr, IBV_QP_STATE, &init))
+		eroce_die("ibv_query_qp: %s", strerror(errno));
+	result("qp_in_err", attr.qp_state == IBV_QPS_ERR,
+	       "A is in ERR (state %d)", attr.qp_state);
+	/* the provider's own index is intact: a post still reaches the flush */
+	atomic_store_explicit((_Atomic uint32_t *)&sq->ctrl->producer,
+			      sq->head, memory_order_release);
+	if (post_send(a, a->qp, 0, MSG_LEN, 9, NULL, 0))
+		eroce_die("post_send: %s", strerror(errno));
+	result("post_after_fatal_flushed",
+	       !poll_one(a, 10, &wc) && wc.wr_id == 9 &&
+	       wc.status == IBV_WC_WR_FLUSH_ERR,
+	       "a SEND posted afterwards completes with IBV_WC_WR_FLUSH_ERR");
+	err = ibv_destroy_qp(a->qp);
+	a->qp = NULL;
+	result("destroy_after_fatal", !err, "ibv_destroy_qp: %s",
+	       err ? strerror(err) : "ok");
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: eroce_lifetime [--rate KBPS] [--limit SECS] "
-		"dereg-write|dereg-read|reset-ud|reset-rc|events|solicited-err "
+		"dereg-write|dereg-read|reset-ud|reset-rc|events|solicited-err|"
+		"corrupt-sq "
 		"DEV_A GID_A DEV_B GID_B\n");
 	exit(2);
 }
@@ -714,6 +782,8 @@ int main(int argc, char **argv)
 		run_events(&a, &b);
 	else if (!strcmp(mode, "solicited-err"))
 		run_solicited_err(&a, &b);
+	else if (!strcmp(mode, "corrupt-sq"))
+		run_corrupt_sq(&a, &b);
 	else
 		usage();
 	return failures ? 1 : 0;
