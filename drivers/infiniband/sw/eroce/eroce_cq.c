@@ -23,7 +23,6 @@ int eroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct eroce_res *res = &to_eroce_dev(ibcq->device)->res;
 	struct eroce_cq *cq = to_eroce_cq(ibcq);
 	struct eroce_create_cq_resp resp = {};
-	struct eroce_ucontext *uctx;
 	u32 num_slots;
 	int err;
 
@@ -47,14 +46,8 @@ int eroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto err_uncount;
 
 	if (udata) {
-		uctx = rdma_udata_to_drv_context(udata, struct eroce_ucontext,
-						 ibuc);
-		err = eroce_ring_publish(&cq->ring, &uctx->ibuc, &resp.cq);
-		if (err)
-			goto err_free_ring;
-
-		err = ib_copy_to_udata(udata, &resp,
-				       min(sizeof(resp), udata->outlen));
+		err = eroce_ring_publish_resp(&cq->ring, udata, &resp.cq,
+					      &resp, sizeof(resp));
 		if (err)
 			goto err_free_ring;
 	}

@@ -364,6 +364,23 @@ static void eroce_resp_rnr_nak(struct eroce_qp *qp, struct eroce_rx *pkt)
 	eroce_resp_ack(qp, eroce_syn_rnr_nak(timer), pkt->psn);
 }
 
+/*
+ * Take the receive WQE a SEND (or a WRITE with immediate) consumes.  False
+ * when there is none (the packet draws an RNR NAK) or the WQE or its ring
+ * is malformed (a fatal NAK): the packet must then not advance the PSN.
+ */
+static bool eroce_resp_take_rwqe(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	int err = eroce_resp_fetch_rwqe(qp);
+
+	if (err == -ENOENT)
+		eroce_resp_rnr_nak(qp, pkt);
+	else if (err)
+		eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_OP_ERR,
+				 IB_WC_LOC_QP_OP_ERR);
+	return !err;
+}
+
 /* SEND packets; returns false when the packet must not advance the PSN */
 static bool eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
@@ -372,16 +389,8 @@ static bool eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 	int err;
 
 	if (flags & EROCE_OPF_START) {
-		err = eroce_resp_fetch_rwqe(qp);
-		if (err == -ENOENT) {
-			eroce_resp_rnr_nak(qp, pkt);
+		if (!eroce_resp_take_rwqe(qp, pkt))
 			return false;
-		}
-		if (err) {
-			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_OP_ERR,
-					 IB_WC_LOC_QP_OP_ERR);
-			return false;
-		}
 		resp->in_msg = EROCE_OPF_SEND;
 	}
 	if (!(flags & EROCE_OPF_END) &&
@@ -413,18 +422,8 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 	/* a WRITE with immediate needs its receive WQE before any data */
 	if ((flags & EROCE_OPF_END) && (flags & EROCE_OPF_RWQE) &&
-	    !resp->have_rwqe) {
-		err = eroce_resp_fetch_rwqe(qp);
-		if (err == -ENOENT) {
-			eroce_resp_rnr_nak(qp, pkt);
-			return false;
-		}
-		if (err) {
-			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_OP_ERR,
-					 IB_WC_LOC_QP_OP_ERR);
-			return false;
-		}
-	}
+	    !resp->have_rwqe && !eroce_resp_take_rwqe(qp, pkt))
+		return false;
 
 	if (flags & EROCE_OPF_START) {
 		const struct eroce_reth *reth = eroce_hdr(pkt->info, pkt->bth,
@@ -631,6 +630,15 @@ static void eroce_resp_duplicate(struct eroce_qp *qp, struct eroce_rx *pkt)
 		       eroce_psn_add(resp->epsn, EROCE_PSN_MASK));
 }
 
+/* a READ or atomic failed: -EACCES from its MR, else a malformed request */
+static void eroce_resp_rd_atomic_fatal(struct eroce_qp *qp,
+				       struct eroce_rx *pkt, int err)
+{
+	eroce_resp_fatal(qp, pkt, err == -EACCES ? EROCE_NAK_REM_ACCESS_ERR :
+						   EROCE_NAK_INVALID_REQ,
+			 IB_WC_REM_ACCESS_ERR);
+}
+
 /* execute the request at the expected PSN */
 static void eroce_resp_execute(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
@@ -656,10 +664,7 @@ static void eroce_resp_execute(struct eroce_qp *qp, struct eroce_rx *pkt)
 		if (err == -EBUSY)
 			return;		/* out of responder resources */
 		if (err) {
-			eroce_resp_fatal(qp, pkt, err == -EACCES ?
-					 EROCE_NAK_REM_ACCESS_ERR :
-					 EROCE_NAK_INVALID_REQ,
-				 IB_WC_REM_ACCESS_ERR);
+			eroce_resp_rd_atomic_fatal(qp, pkt, err);
 			return;
 		}
 		npsn = resp->rsp[(resp->rsp_head - 1) &
@@ -667,10 +672,7 @@ static void eroce_resp_execute(struct eroce_qp *qp, struct eroce_rx *pkt)
 	} else if (flags & EROCE_OPF_ATOMIC) {
 		err = eroce_resp_atomic(qp, pkt);
 		if (err) {
-			eroce_resp_fatal(qp, pkt, err == -EACCES ?
-					 EROCE_NAK_REM_ACCESS_ERR :
-					 EROCE_NAK_INVALID_REQ,
-				 IB_WC_REM_ACCESS_ERR);
+			eroce_resp_rd_atomic_fatal(qp, pkt, err);
 			return;
 		}
 	}

@@ -2,11 +2,13 @@
 /*
  * eroce: ring buffers shared with userspace, and their mmap entries.
  *
- * Owns the ring memory and its rdma_user_mmap_entry.  init/publish/free run
- * in process context; the produce/consume helpers run in any context and
- * need the ring's producer_lock or consumer_lock (taken by the caller, so
- * that a batch of slots is handled under one lock).  The flag helpers are
- * lockless atomic read-modify-writes on ctrl->flags.
+ * Owns the ring memory and its rdma_user_mmap_entry, and the publishing of
+ * a user ring (its mmap entry; for a CQ or SRQ also the create response
+ * that describes it).  init/publish/free run in process context; the
+ * produce/consume helpers run in any context and need the ring's
+ * producer_lock or consumer_lock (taken by the caller, so that a batch of
+ * slots is handled under one lock).  The flag helpers are lockless atomic
+ * read-modify-writes on ctrl->flags.
  *
  * Memory ordering is the ABI's: a slot is written before the producer index
  * is store-released, and read only after the producer index is
@@ -78,6 +80,33 @@ int eroce_ring_publish(struct eroce_ring *ring, struct ib_ucontext *uctx,
 	info->num_slots = ring->num_slots;
 	info->slot_size = ring->slot_size;
 	return 0;
+}
+
+/**
+ * eroce_ring_publish_resp() - publish the one ring of a new user object
+ * @ring: the ring of a user CQ or SRQ
+ * @udata: the create verb's udata
+ * @info: the response's description of @ring, filled in here
+ * @resp: the create response, which holds @info
+ * @len: the size of @resp
+ *
+ * Makes @ring mappable, then copies @resp (as much of it as userspace has
+ * room for) out to userspace.
+ * Context: process context (the create verb).
+ * Return: 0 or -errno; on error the caller frees @ring.
+ */
+int eroce_ring_publish_resp(struct eroce_ring *ring, struct ib_udata *udata,
+			    struct eroce_ring_info *info, void *resp,
+			    size_t len)
+{
+	struct eroce_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct eroce_ucontext, ibuc);
+	int err;
+
+	err = eroce_ring_publish(ring, &uctx->ibuc, info);
+	if (err)
+		return err;
+	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
 }
 
 /*

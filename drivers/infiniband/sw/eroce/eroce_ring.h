@@ -54,6 +54,9 @@ int eroce_ring_init(struct eroce_ring *ring, u32 num_slots, u32 slot_size,
 		    bool user);
 int eroce_ring_publish(struct eroce_ring *ring, struct ib_ucontext *uctx,
 		       struct eroce_ring_info *info);
+int eroce_ring_publish_resp(struct eroce_ring *ring, struct ib_udata *udata,
+			    struct eroce_ring_info *info, void *resp,
+			    size_t len);
 void eroce_ring_free(struct eroce_ring *ring);
 
 void *eroce_ring_produce_slot(struct eroce_ring *ring);

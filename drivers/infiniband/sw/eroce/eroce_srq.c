@@ -85,7 +85,6 @@ int eroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct eroce_srq *srq = to_eroce_srq(ibsrq);
 	struct ib_srq_attr *attr = &init->attr;
 	struct eroce_create_srq_resp resp = {};
-	struct eroce_ucontext *uctx;
 	u32 num_slots, slot_size;
 	int err;
 
@@ -114,14 +113,8 @@ int eroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->limit = attr->srq_limit;
 
 	if (udata) {
-		uctx = rdma_udata_to_drv_context(udata, struct eroce_ucontext,
-						 ibuc);
-		err = eroce_ring_publish(&srq->ring, &uctx->ibuc, &resp.srq);
-		if (err)
-			goto err_free_ring;
-
-		err = ib_copy_to_udata(udata, &resp,
-				       min(sizeof(resp), udata->outlen));
+		err = eroce_ring_publish_resp(&srq->ring, udata, &resp.srq,
+					      &resp, sizeof(resp));
 		if (err)
 			goto err_free_ring;
 	}

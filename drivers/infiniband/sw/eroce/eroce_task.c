@@ -62,6 +62,39 @@ void eroce_qp_kick_later(struct eroce_qp *qp)
 				      &qp->eng.work, 1);
 }
 
+/*
+ * One run of the engines from process context: a QP in ERR is flushed,
+ * otherwise the owed read responses (when @reads) and then the requester
+ * run a budget each.  The work item takes over what is left, a jiffy
+ * later when the stack dropped a packet.
+ */
+static void eroce_qp_run(struct eroce_qp *qp, bool reads)
+{
+	struct eroce_qp_engine *eng = &qp->eng;
+	bool more = false, stalled;
+
+	spin_lock_bh(&eng->lock);
+	if (eng->dead) {
+		spin_unlock_bh(&eng->lock);
+		return;
+	}
+	if (eroce_qp_state(qp) == IB_QPS_ERR) {
+		eroce_qp_flush_locked(qp);
+	} else {
+		if (reads)
+			more = eroce_resp_run_reads(qp);
+		more |= eroce_req_run(qp);
+	}
+	stalled = eng->tx_stalled;
+	eng->tx_stalled = false;
+	spin_unlock_bh(&eng->lock);
+
+	if (stalled)
+		eroce_qp_kick_later(qp);
+	else if (more)
+		eroce_qp_kick(qp);
+}
+
 /**
  * eroce_qp_doorbell() - userspace posted send work
  * @qp: a user QP
@@ -79,26 +112,8 @@ void eroce_qp_kick_later(struct eroce_qp *qp)
  */
 void eroce_qp_doorbell(struct eroce_qp *qp)
 {
-	struct eroce_qp_engine *eng = &qp->eng;
-	bool more = false, stalled;
-
-	spin_lock_bh(&eng->lock);
-	if (eng->dead) {
-		spin_unlock_bh(&eng->lock);
-		return;
-	}
-	if (eroce_qp_state(qp) == IB_QPS_ERR)
-		eroce_qp_flush_locked(qp);
-	else
-		more = eroce_req_run(qp);
-	stalled = eng->tx_stalled;
-	eng->tx_stalled = false;
-	spin_unlock_bh(&eng->lock);
-
-	if (stalled)
-		eroce_qp_kick_later(qp);
-	else if (more)
-		eroce_qp_kick(qp);
+	/* the requester only: read responses are the work item's */
+	eroce_qp_run(qp, false);
 }
 
 /* realign the requester with the SQ after a flush or discard */
@@ -234,27 +249,8 @@ static void eroce_qp_work(struct work_struct *work)
 	struct eroce_qp_engine *eng = container_of(to_delayed_work(work),
 						   struct eroce_qp_engine, work);
 	struct eroce_qp *qp = container_of(eng, struct eroce_qp, eng);
-	bool more = false, stalled;
 
-	spin_lock_bh(&eng->lock);
-	if (eng->dead) {
-		spin_unlock_bh(&eng->lock);
-		return;
-	}
-	if (eroce_qp_state(qp) == IB_QPS_ERR) {
-		eroce_qp_flush_locked(qp);
-	} else {
-		more = eroce_resp_run_reads(qp);
-		more |= eroce_req_run(qp);
-	}
-	stalled = eng->tx_stalled;
-	eng->tx_stalled = false;
-	spin_unlock_bh(&eng->lock);
-
-	if (stalled)
-		eroce_qp_kick_later(qp);
-	else if (more)
-		eroce_qp_kick(qp);
+	eroce_qp_run(qp, true);
 }
 
 /**
