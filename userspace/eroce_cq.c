@@ -207,6 +207,32 @@ static void eroce_cq_set_ex_ops(struct eroce_cq *cq, uint64_t wc_flags)
 
 /* ---- create / destroy */
 
+/*
+ * The end both creates share, given @ret, what the create command returned:
+ * map the ring the kernel made, or undo the create.  Returns @cq, or NULL
+ * with errno set and @cq freed.
+ */
+static struct eroce_cq *eroce_cq_created(struct ibv_context *ibctx,
+					 struct eroce_cq *cq, int ret,
+					 const struct eroce_create_cq_resp *resp)
+{
+	if (ret)
+		goto err_free;
+
+	ret = eroce_map_ring(ibctx, &cq->ring, &resp->cq,
+			     sizeof(struct eroce_cqe), true);
+	if (ret)
+		goto err_destroy;
+	return cq;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
 struct ibv_cq *eroce_create_cq(struct ibv_context *ibctx, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector)
@@ -221,21 +247,8 @@ struct ibv_cq *eroce_create_cq(struct ibv_context *ibctx, int cqe,
 
 	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
 				NULL, 0, &resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_free;
-
-	ret = eroce_map_ring(ibctx, &cq->ring, &resp.drv.cq,
-			     sizeof(struct eroce_cqe), true);
-	if (ret)
-		goto err_destroy;
-	return &cq->vcq.cq;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->vcq.cq);
-err_free:
-	free(cq);
-	errno = ret;
-	return NULL;
+	cq = eroce_cq_created(ibctx, cq, ret, &resp.drv);
+	return cq ? &cq->vcq.cq : NULL;
 }
 
 struct ibv_cq_ex *eroce_create_cq_ex(struct ibv_context *ibctx,
@@ -256,23 +269,12 @@ struct ibv_cq_ex *eroce_create_cq_ex(struct ibv_context *ibctx,
 
 	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, NULL, 0,
 				   &resp.ibv_resp, sizeof(resp), 0);
-	if (ret)
-		goto err_free;
-
-	ret = eroce_map_ring(ibctx, &cq->ring, &resp.drv.cq,
-			     sizeof(struct eroce_cqe), true);
-	if (ret)
-		goto err_destroy;
+	cq = eroce_cq_created(ibctx, cq, ret, &resp.drv);
+	if (!cq)
+		return NULL;
 
 	eroce_cq_set_ex_ops(cq, attr->wc_flags);
 	return &cq->vcq.cq_ex;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->vcq.cq);
-err_free:
-	free(cq);
-	errno = ret;
-	return NULL;
 }
 
 /* CQ moderation is the kernel's business (it raises the events) */

@@ -659,6 +659,33 @@ static int eroce_qp_map(struct ibv_context *ibctx, struct eroce_qp *qp,
 	return 0;
 }
 
+/*
+ * The end both creates share, given @ret, what the create command returned:
+ * map the rings the kernel made, or undo the create.  Returns @qp, or NULL
+ * with errno set and @qp freed.
+ */
+static struct eroce_qp *eroce_qp_created(struct ibv_context *ibctx,
+					 struct eroce_qp *qp, int ret,
+					 const struct ibv_qp_cap *cap,
+					 bool has_srq,
+					 const struct eroce_create_qp_resp *resp)
+{
+	if (ret)
+		goto err_free;
+
+	ret = eroce_qp_map(ibctx, qp, cap, has_srq, resp);
+	if (ret)
+		goto err_destroy;
+	return qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
 struct ibv_qp *eroce_create_qp(struct ibv_pd *ibpd,
 			       struct ibv_qp_init_attr *attr)
 {
@@ -673,21 +700,9 @@ struct ibv_qp *eroce_create_qp(struct ibv_pd *ibpd,
 
 	ret = ibv_cmd_create_qp(ibpd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_free;
-
-	ret = eroce_qp_map(ibpd->context, qp, &attr->cap, !!attr->srq,
-			   &resp.drv);
-	if (ret)
-		goto err_destroy;
-	return &qp->vqp.qp;
-
-err_destroy:
-	ibv_cmd_destroy_qp(&qp->vqp.qp);
-err_free:
-	free(qp);
-	errno = ret;
-	return NULL;
+	qp = eroce_qp_created(ibpd->context, qp, ret, &attr->cap, !!attr->srq,
+			      &resp.drv);
+	return qp ? &qp->vqp.qp : NULL;
 }
 
 struct ibv_qp *eroce_create_qp_ex(struct ibv_context *ibctx,
@@ -719,23 +734,14 @@ struct ibv_qp *eroce_create_qp_ex(struct ibv_context *ibctx,
 
 	ret = ibv_cmd_create_qp_ex2(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
 				    &resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_free;
-
-	ret = eroce_qp_map(ibctx, qp, &attr->cap, !!attr->srq, &resp.drv);
-	if (ret)
-		goto err_destroy;
+	qp = eroce_qp_created(ibctx, qp, ret, &attr->cap, !!attr->srq,
+			      &resp.drv);
+	if (!qp)
+		return NULL;
 
 	eroce_qp_set_ex_ops(qp, ops);
 	qp->vqp.comp_mask |= VERBS_QP_EX;
 	return &qp->vqp.qp;
-
-err_destroy:
-	ibv_cmd_destroy_qp(&qp->vqp.qp);
-err_free:
-	free(qp);
-	errno = ret;
-	return NULL;
 }
 
 int eroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,

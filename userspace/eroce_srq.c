@@ -13,14 +13,33 @@
 
 #include "eroce.h"
 
-static int eroce_srq_map(struct ibv_context *ibctx, struct eroce_srq *srq,
-			 uint32_t max_sge,
-			 const struct eroce_create_srq_resp *resp)
+/*
+ * The end both creates share, given @ret, what the create command returned:
+ * map the ring the kernel made, or undo the create.  Returns the SRQ, or
+ * NULL with errno set and @srq freed.
+ */
+static struct ibv_srq *eroce_srq_created(struct ibv_context *ibctx,
+					 struct eroce_srq *srq, int ret,
+					 uint32_t max_sge,
+					 const struct eroce_create_srq_resp *resp)
 {
+	if (ret)
+		goto err_free;
+
 	srq->max_sge = max_sge;
-	return eroce_map_ring(ibctx, &srq->ring, &resp->srq,
-			      sizeof(struct eroce_recv_wqe) +
-			      max_sge * sizeof(struct eroce_sge), false);
+	ret = eroce_map_ring(ibctx, &srq->ring, &resp->srq,
+			     sizeof(struct eroce_recv_wqe) +
+			     max_sge * sizeof(struct eroce_sge), false);
+	if (ret)
+		goto err_destroy;
+	return &srq->vsrq.srq;
+
+err_destroy:
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
 }
 
 struct ibv_srq *eroce_create_srq(struct ibv_pd *ibpd,
@@ -37,20 +56,8 @@ struct ibv_srq *eroce_create_srq(struct ibv_pd *ibpd,
 
 	ret = ibv_cmd_create_srq(ibpd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd),
 				 &resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_free;
-
-	ret = eroce_srq_map(ibpd->context, srq, attr->attr.max_sge, &resp.drv);
-	if (ret)
-		goto err_destroy;
-	return &srq->vsrq.srq;
-
-err_destroy:
-	ibv_cmd_destroy_srq(&srq->vsrq.srq);
-err_free:
-	free(srq);
-	errno = ret;
-	return NULL;
+	return eroce_srq_created(ibpd->context, srq, ret, attr->attr.max_sge,
+				 &resp.drv);
 }
 
 struct ibv_srq *eroce_create_srq_ex(struct ibv_context *ibctx,
@@ -76,20 +83,7 @@ struct ibv_srq *eroce_create_srq_ex(struct ibv_context *ibctx,
 
 	ret = ibv_cmd_create_srq_ex(ibctx, &srq->vsrq, attr, &cmd, sizeof(cmd),
 				    &resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_free;
-
-	ret = eroce_srq_map(ibctx, srq, attr->attr.max_sge, &resp.drv);
-	if (ret)
-		goto err_destroy;
-	return &srq->vsrq.srq;
-
-err_destroy:
-	ibv_cmd_destroy_srq(&srq->vsrq.srq);
-err_free:
-	free(srq);
-	errno = ret;
-	return NULL;
+	return eroce_srq_created(ibctx, srq, ret, attr->attr.max_sge, &resp.drv);
 }
 
 int eroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
