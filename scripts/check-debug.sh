@@ -78,7 +78,8 @@ stage_module() {
 
 # build_kmod: selftests/kmod against the debug kernel, in out/debug/kmod
 build_kmod() {
-	build_ext "$SCRATCH/kmod" selftests/kmod selftests/kmod
+	build_ext "$SCRATCH/kmod" selftests/kmod selftests/kmod \
+		drivers/infiniband/sw/eroce include
 }
 
 stage_tools() {

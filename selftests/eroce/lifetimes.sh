@@ -21,6 +21,14 @@
 #     LAST_WQE_REACHED.
 #   - solicited-err: a CQ armed for solicited completions only fires for
 #     an error completion.
+#   - timer-race: selftests/kmod/eroce_ktimer.ko holds the completer on
+#     the engine lock, with the ACK of a message's first packet in hand,
+#     until the retransmit timer's callback has started on the other CPU
+#     (the tool runs on CPU 1, where its doorbell arms the timer; RPS
+#     hands the ACKs to CPU 0).  The expiry must count
+#     as stale, not as a timeout: 3-packet WRITEs with retry_cnt 0 and
+#     max_inflight_pkts 2 all succeed, stale_timer_expiries moves,
+#     retransmit_timeouts does not.
 #   - corrupt-sq: a producer index past the SQ's end, written into the
 #     shared ring behind the provider's back, raises QP_FATAL on the next
 #     doorbell; the QP is in ERR, a later post completes with a flush
@@ -137,6 +145,56 @@ vlan_gone_under_sr() {
 
 # the kernel consumer module, built against the running kernel
 KCONSUMER="${EROCE_KMOD_DIR:-$EROCE_ROOT/selftests/kmod}/eroce_kconsumer.ko"
+KTIMER="${EROCE_KMOD_DIR:-$EROCE_ROOT/selftests/kmod}/eroce_ktimer.ko"
+
+# ktimer_param NAME: a counter of the loaded eroce_ktimer
+ktimer_param() {
+	read_file /sys/module/eroce_ktimer/parameters/"$1"
+}
+
+# rps_to MASK: RPS steers veth1's receive (the ACKs to eroce1) to MASK
+rps_to() {
+	ns1 sh -c "echo $1 >/sys/class/net/veth1/queues/rx-0/rps_cpus"
+}
+
+# timer_race: the retransmit timer expires while the ACK that re-arms it
+# is handled (see the header).  The tool runs on CPU 1, so its doorbell
+# sends each message's first packets and arms the timer there; RPS hands
+# the ACKs to CPU 0.
+timer_race() {
+	local rc=0 fired same missed res stale tmos
+	local snap="$RDMA_TMP/ktimer.stat"
+
+	echo 2 >"$IBSYS/eroce1/tuning/max_inflight_pkts"
+	rps_to 1
+	if run insmod "$KTIMER" shots=5 max_wait_ms="$(tmo 1000)"; then
+		stat_snap eroce1/1 "$snap"
+		run timeout -k 5 150 taskset -c 1 "$TOOL" --count 40 timer-race \
+			eroce1 "$G1" eroce2 "$G2" || rc=$?
+		fired=$(ktimer_param fired)
+		same=$(ktimer_param same_cpu)
+		missed=$(ktimer_param missed)
+		rmmod eroce_ktimer
+		stale=$(stat_delta eroce1/1 "$snap" stale_timer_expiries)
+		tmos=$(stat_delta eroce1/1 "$snap" retransmit_timeouts)
+	else
+		ktap_diag "insmod eroce_ktimer.ko: $LAST_OUT"
+		rc=1
+	fi
+	rps_to 0
+	echo default >"$IBSYS/eroce1/tuning/profile"
+	res=$(grep '^result: writes_succeed ' <<<"$LAST_OUT")
+	ktap_diag "timer-race: exit $rc; races ${fired:-?}, same CPU ${same:-?}, missed ${missed:-?}"
+	ktap_diag "${res:-no result: $(tail -n 3 <<<"$LAST_OUT" | tr '\n' ' ')}"
+	ktap_result timer_race_provoked "$([ "${fired:-0}" -gt 0 ]; echo $?)" \
+		"no expiry was held on the engine lock (same CPU ${same:-?}, missed ${missed:-?})"
+	ktap_result timer_race_writes_succeed \
+		"$([ "$rc" = 0 ] && [[ $res == *" ok "* ]]; echo $?)" "${res:-no result} (exit $rc)"
+	ktap_result timer_race_stale_counted "$([ "${stale:-0}" -gt 0 ]; echo $?)" \
+		"stale_timer_expiries +${stale:-?} for ${fired:-?} races"
+	ktap_result timer_race_no_timeout "$([ "${tmos:-1}" = 0 ]; echo $?)" \
+		"retransmit_timeouts +${tmos:-?}"
+}
 
 kernel_consumer() {
 	if run insmod "$KCONSUMER" dev=eroce1; then
@@ -150,7 +208,7 @@ kernel_consumer() {
 	fi
 }
 
-ktap_plan 27
+ktap_plan 31
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -166,6 +224,7 @@ lt reset-rc 2
 lt events 4
 lt solicited-err 2
 lt corrupt-sq 4
+timer_race
 kernel_consumer
 vlan_gone_under_sr
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'

@@ -29,6 +29,12 @@
  *   solicited-err  a CQ armed for solicited completions only fires its
  *                  completion channel for an error completion (a flushed
  *                  receive)
+ *   timer-race     A (retry_cnt 0) WRITEs 3-packet messages to B, one at
+ *                  a time, --count of them: each must succeed.  Run with
+ *                  max_inflight_pkts 2 and eroce_ktimer.ko loaded, which
+ *                  holds the ACK of a message's first packet on the engine
+ *                  lock until the retransmit timer has expired: the expiry
+ *                  must then be stale, not a timeout that fails the QP
  *   corrupt-sq     A's SQ producer index, written into the shared ring
  *                  behind the provider's back, claims more entries than
  *                  the ring has; after a doorbell A must hear
@@ -40,7 +46,8 @@
  * Prints "result:" lines; exits 0 when every expectation held, 1
  * otherwise, 2 on a usage or setup error.
  *
- * usage: eroce_lifetime [--rate KBPS] [--limit SECS] MODE DEV_A GID_A DEV_B GID_B
+ * usage: eroce_lifetime [--rate KBPS] [--limit SECS] [--count N]
+ *                       MODE DEV_A GID_A DEV_B GID_B
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -82,9 +89,13 @@ struct side {
 static struct {
 	unsigned int rate_kbps;
 	double limit;
+	unsigned int count;
+	uint8_t retry_cnt;		/* of the QPs brought to RTS */
 } opt = {
 	.rate_kbps = 400,
 	.limit = 5.0,
+	.count = 40,
+	.retry_cnt = 7,
 };
 
 static int failures;
@@ -200,7 +211,7 @@ static void to_rts(struct side *s, struct ibv_qp *qp, uint32_t psn)
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_RTS,
 		.timeout = 14,
-		.retry_cnt = 7,
+		.retry_cnt = opt.retry_cnt,
 		.rnr_retry = 7,
 		.sq_psn = psn,
 		.max_rd_atomic = 4,
@@ -674,6 +685,29 @@ static void run_solicited_err(struct side *a, struct side *b)
 	       "the receive completed with a flush error");
 }
 
+static void run_timer_race(struct side *a, struct side *b)
+{
+	uint32_t len = 3 * (128u << (a->mtu < b->mtu ? a->mtu : b->mtu));
+	struct ibv_wc wc = {};
+	unsigned int i;
+
+	opt.retry_cnt = 0;
+	a->qp = qp_create(a, IBV_QPT_RC, NULL);
+	b->qp = qp_create(b, IBV_QPT_RC, NULL);
+	rc_connect(a, b, 0x40);
+	for (i = 0; i < opt.count; i++) {
+		if (post_rdma(a, b, IBV_WR_RDMA_WRITE, len, 100 + i))
+			eroce_die("post WRITE: %s", strerror(errno));
+		if (poll_one(a, 30, &wc) || wc.status != IBV_WC_SUCCESS)
+			break;
+	}
+	result("writes_succeed", i == opt.count,
+	       "%u of %u WRITEs of %u bytes succeeded with retry_cnt 0%s%s", i,
+	       opt.count, len, i == opt.count ? "" : "; then ",
+	       i == opt.count ? "" : wc.status ?
+	       ibv_wc_status_str(wc.status) : "no completion in 30 s");
+}
+
 /* the provider's doorbell: a POST_SEND command with no work requests */
 static int sq_doorbell(struct ibv_qp *qp)
 {
@@ -736,8 +770,8 @@ static void run_corrupt_sq(struct side *a, struct side *b)
 static void usage(void)
 {
 	fprintf(stderr, "usage: eroce_lifetime [--rate KBPS] [--limit SECS] "
-		"dereg-write|dereg-read|reset-ud|reset-rc|events|solicited-err|"
-		"corrupt-sq "
+		"[--count N] dereg-write|dereg-read|reset-ud|reset-rc|events|"
+		"solicited-err|timer-race|corrupt-sq "
 		"DEV_A GID_A DEV_B GID_B\n");
 	exit(2);
 }
@@ -747,6 +781,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "rate", required_argument, NULL, 'r' },
 		{ "limit", required_argument, NULL, 'l' },
+		{ "count", required_argument, NULL, 'n' },
 		{ }
 	};
 	struct side a = {}, b = {};
@@ -757,10 +792,12 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'r': opt.rate_kbps = strtoul(optarg, NULL, 0); break;
 		case 'l': opt.limit = strtod(optarg, NULL); break;
+		case 'n': opt.count = strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
-	if (argc - optind != 5 || !opt.rate_kbps || opt.limit <= 0)
+	if (argc - optind != 5 || !opt.rate_kbps || opt.limit <= 0 ||
+	    !opt.count)
 		usage();
 	mode = argv[optind];
 	a.name = argv[optind + 1];
@@ -782,6 +819,8 @@ int main(int argc, char **argv)
 		run_events(&a, &b);
 	else if (!strcmp(mode, "solicited-err"))
 		run_solicited_err(&a, &b);
+	else if (!strcmp(mode, "timer-race"))
+		run_timer_race(&a, &b);
 	else if (!strcmp(mode, "corrupt-sq"))
 		run_corrupt_sq(&a, &b);
 	else
