@@ -28,7 +28,8 @@
 #     hands the ACKs to CPU 0).  The expiry must count
 #     as stale, not as a timeout: 3-packet WRITEs with retry_cnt 0 and
 #     max_inflight_pkts 2 all succeed, stale_timer_expiries moves,
-#     retransmit_timeouts does not.
+#     retransmit_timeouts does not.  A skip on a guest with one CPU (the
+#     debug kernel's, today), where the race cannot happen.
 #   - corrupt-sq: a producer index past the SQ's end, written into the
 #     shared ring behind the provider's back, raises QP_FATAL on the next
 #     doorbell; the QP is in ERR, a later post completes with a flush
@@ -162,9 +163,17 @@ rps_to() {
 # sends each message's first packets and arms the timer there; RPS hands
 # the ACKs to CPU 0.
 timer_race() {
-	local rc=0 fired same missed res stale tmos
+	local rc=0 fired same missed res stale tmos n t
 	local snap="$RDMA_TMP/ktimer.stat"
 
+	# the race is between two CPUs (the debug kernel's guest has one)
+	n=$(nproc)
+	if [ "$n" -lt 2 ]; then
+		for t in provoked writes_succeed stale_counted no_timeout; do
+			ktap_skip "timer_race_$t" "needs 2 CPUs, the guest has $n"
+		done
+		return
+	fi
 	echo 2 >"$IBSYS/eroce1/tuning/max_inflight_pkts"
 	rps_to 1
 	if run insmod "$KTIMER" shots=5 max_wait_ms="$(tmo 1000)"; then
