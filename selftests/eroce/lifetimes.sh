@@ -25,8 +25,8 @@
 #     the engine lock, with the ACK of a message's first packet in hand,
 #     until the retransmit timer's callback has started on the other CPU
 #     (the tool runs on CPU 1, where its doorbell arms the timer; RPS
-#     hands the ACKs to CPU 0).  The expiry must count
-#     as stale, not as a timeout: 3-packet WRITEs with retry_cnt 0 and
+#     hands the ACKs to CPU 0).  The expiry must count as stale, not as
+#     a timeout: 3-packet WRITEs with retry_cnt 0 and
 #     max_inflight_pkts 2 all succeed, stale_timer_expiries moves,
 #     retransmit_timeouts does not.  A skip on a guest with one CPU (the
 #     debug kernel's, today), where the race cannot happen.
