@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: eroce_hdr_check() and the header accessors on
- * arbitrary UDP payloads, and eroce_icrc_linear() on arbitrary packets.
+ * libFuzzer target: eroce_hdr_check(), the header accessors and the role
+ * kinds on arbitrary UDP payloads, and eroce_icrc_linear() on arbitrary
+ * packets.
  * Any out-of-bounds read (ASan) or inconsistent result (abort) is a bug.
  * Build and run: make -C tests/unit fuzz [FUZZ_TIME=seconds]
  */
@@ -39,6 +40,10 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 
 		if ((size_t)hi.op->hdr_len + hi.paylen + hi.pad +
 		    EROCE_ICRC_BYTES != size)
+			abort();
+		/* the role files index their tables of handlers with these */
+		if (hi.op->resp >= EROCE_RESP_KINDS ||
+		    hi.op->comp >= EROCE_COMP_KINDS)
 			abort();
 		eroce_fuzz_sink += eroce_bth_qpn(bth) + eroce_bth_psn(bth);
 		for (t = 0; t < EROCE_HDR_NUM; t++) {

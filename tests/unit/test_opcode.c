@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Unit tests for eroce_opcode.c: the table (all 256 opcodes), header
- * offsets, the work request table against it, and eroce_hdr_check() on good, bad and truncated packets
+ * offsets, each row's role kind against its flags, the work request table
+ * against it, and eroce_hdr_check() on good, bad and truncated packets
  * (exact-size heap buffers, so ASan catches any read past the end).
  */
 #include "eroce_opcode.h"
@@ -122,6 +123,140 @@ static void test_lengths_and_offsets(void)
 			CHECK((info->flags & EROCE_OPF_END) &&
 			      (info->flags & EROCE_OPF_RWQE));
 	}
+}
+
+/*
+ * The responder's kind of a row, from its flags alone: a request is a
+ * SEND, a WRITE, a READ or an atomic; EROCE_RESP_KINDS for a request that
+ * is none of them (no handler would take it).
+ */
+static unsigned int resp_kind_of(u32 flags)
+{
+	if (!(flags & EROCE_OPF_REQ))
+		return EROCE_RESP_NONE;
+	if (flags & EROCE_OPF_SEND)
+		return EROCE_RESP_SEND;
+	if (flags & EROCE_OPF_WRITE)
+		return EROCE_RESP_WRITE;
+	if (flags & EROCE_OPF_READ)
+		return EROCE_RESP_READ;
+	if (flags & EROCE_OPF_ATOMIC)
+		return EROCE_RESP_ATOMIC;
+	return EROCE_RESP_KINDS;
+}
+
+/* the completer's kind likewise: read response, atomic ACK, ACK */
+static unsigned int comp_kind_of(u32 flags)
+{
+	if (!(flags & EROCE_OPF_RESP))
+		return EROCE_COMP_NONE;
+	if (flags & EROCE_OPF_READ)
+		return EROCE_COMP_READ_RESP;
+	if ((flags & EROCE_OPF_ACK) && (flags & EROCE_OPF_ATOMIC))
+		return EROCE_COMP_ATOMIC_ACK;
+	if (flags & EROCE_OPF_ACK)
+		return EROCE_COMP_ACK;
+	return EROCE_COMP_KINDS;
+}
+
+/*
+ * Every valid row names the kind its flags make it, so the role files'
+ * tables of handlers (indexed by the kind, eroce_resp.c and eroce_comp.c)
+ * run the right handler, and carries the headers that handler reads.
+ */
+static void test_role_kinds(void)
+{
+	static const u32 roles = EROCE_OPF_SEND | EROCE_OPF_WRITE |
+				 EROCE_OPF_READ | EROCE_OPF_ATOMIC;
+	unsigned int resp_used = 0, comp_used = 0;
+	unsigned int op;
+
+	for (op = 0; op < 256; op++) {
+		const struct eroce_opcode_info *info = eroce_opcode_info(op);
+		u32 f;
+
+		if (!info)
+			continue;
+		f = info->flags;
+		CHECK_EQ(info->resp, resp_kind_of(f));
+		CHECK_EQ(info->comp, comp_kind_of(f));
+		CHECK(info->resp < EROCE_RESP_KINDS);
+		CHECK(info->comp < EROCE_COMP_KINDS);
+		if (info->resp != resp_kind_of(f) ||
+		    info->comp != comp_kind_of(f))
+			fprintf(stderr, "  opcode 0x%02x %s\n", op, info->name);
+		if (info->resp < EROCE_RESP_KINDS)
+			resp_used |= BIT(info->resp);
+		if (info->comp < EROCE_COMP_KINDS)
+			comp_used |= BIT(info->comp);
+
+		/* one role: the responder's, the completer's, or neither */
+		if (f & EROCE_OPF_REQ) {
+			CHECK(info->resp != EROCE_RESP_NONE);
+			CHECK_EQ(info->comp, EROCE_COMP_NONE);
+			/* one of them: resp_kind_of() cannot pick wrong */
+			CHECK((f & roles) && !(f & roles & ((f & roles) - 1)));
+		} else if (f & EROCE_OPF_RESP) {
+			CHECK(info->comp != EROCE_COMP_NONE);
+			CHECK_EQ(info->resp, EROCE_RESP_NONE);
+		} else {
+			CHECK(f & EROCE_OPF_CNP);
+			CHECK_EQ(info->resp, EROCE_RESP_NONE);
+			CHECK_EQ(info->comp, EROCE_COMP_NONE);
+		}
+
+		/* the headers each kind's handlers read */
+		switch (info->resp) {
+		case EROCE_RESP_SEND:
+			CHECK(f & EROCE_OPF_RWQE && f & EROCE_OPF_PAYLOAD);
+			break;
+		case EROCE_RESP_WRITE:
+			CHECK(!(f & EROCE_OPF_START) || f & EROCE_OPF_RETH);
+			CHECK(f & EROCE_OPF_PAYLOAD);
+			break;
+		case EROCE_RESP_READ:
+			CHECK(f & EROCE_OPF_RETH);
+			CHECK((f & EROCE_OPF_ONLY) == EROCE_OPF_ONLY);
+			break;
+		case EROCE_RESP_ATOMIC:
+			CHECK(f & EROCE_OPF_ATMETH);
+			CHECK((f & EROCE_OPF_ONLY) == EROCE_OPF_ONLY);
+			break;
+		}
+		switch (info->comp) {
+		case EROCE_COMP_ACK:
+			CHECK(f & EROCE_OPF_AETH);
+			CHECK(!(f & EROCE_OPF_PAYLOAD));
+			break;
+		case EROCE_COMP_READ_RESP:
+			CHECK(f & EROCE_OPF_PAYLOAD);
+			break;
+		case EROCE_COMP_ATOMIC_ACK:
+			CHECK(f & EROCE_OPF_AETH && f & EROCE_OPF_ATMACK);
+			break;
+		}
+	}
+	/* every kind has rows: no handler is dead code */
+	CHECK_EQ(resp_used, BIT(EROCE_RESP_KINDS) - 1);
+	CHECK_EQ(comp_used, BIT(EROCE_COMP_KINDS) - 1);
+
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_SEND_MIDDLE)->resp,
+		 EROCE_RESP_SEND);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_UD_SEND_ONLY)->resp,
+		 EROCE_RESP_SEND);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_WRITE_LAST_IMM)->resp,
+		 EROCE_RESP_WRITE);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_READ_REQUEST)->resp,
+		 EROCE_RESP_READ);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_FETCH_ADD)->resp,
+		 EROCE_RESP_ATOMIC);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_ACK)->comp, EROCE_COMP_ACK);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_READ_RESPONSE_MIDDLE)->comp,
+		 EROCE_COMP_READ_RESP);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_ATOMIC_ACK)->comp,
+		 EROCE_COMP_ATOMIC_ACK);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_CNP)->resp, EROCE_RESP_NONE);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_CNP)->comp, EROCE_COMP_NONE);
 }
 
 static void test_spot_checks(void)
@@ -377,6 +512,7 @@ int main(void)
 {
 	RUN(test_all_256);
 	RUN(test_lengths_and_offsets);
+	RUN(test_role_kinds);
 	RUN(test_spot_checks);
 	RUN(test_wr_table);
 	RUN(test_hdr_ptr);

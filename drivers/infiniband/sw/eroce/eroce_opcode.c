@@ -4,10 +4,12 @@
  *
  * Owns a constant 256-entry table indexed by the BTH opcode; an entry is
  * used only when its valid bit is set, so an unknown opcode never reaches
- * a length or offset.  And the table of send work request opcodes, indexed
- * by IB_UVERBS_WR_*, bounds-checked the same way.  Runs in any context
- * (softirq receive, workqueue engines, userspace tests); takes no locks
- * and keeps no state.
+ * a length, an offset or a role kind.  Each entry names the kind of the
+ * responder's or the completer's handling, which indexes that role's own
+ * table of handlers (eroce_resp.c, eroce_comp.c); none are here.  And the
+ * table of send work request opcodes, indexed by IB_UVERBS_WR_*,
+ * bounds-checked the same way.  Runs in any context (softirq receive,
+ * workqueue engines, userspace tests); takes no locks and keeps no state.
  */
 
 #include "eroce_opcode.h"
@@ -15,30 +17,40 @@
 /*
  * Table entries with no, one or two extension headers (named by their
  * EROCE_HDR_ suffix); lengths and offsets follow from the header sizes.
+ * @role is the role that handles the opcode and its kind: RESP(SEND) for
+ * a request the responder executes as a SEND, COMP(ACK) for a response
+ * the completer takes as an ACK, NO_ROLE for the CNP (eroce_recv.c).
  */
 #define EROCE_CNPRSVD_BYTES	EROCE_CNP_RSVD_BYTES
 
-#define OP0(op, f)							\
+#define RESP(kind)	.resp = EROCE_RESP_##kind
+#define COMP(kind)	.comp = EROCE_COMP_##kind
+#define NO_ROLE		.resp = EROCE_RESP_NONE
+
+#define OP0(op, role, f)						\
 	[EROCE_OP_##op] = {						\
 		.name = #op,						\
 		.valid = true,						\
+		role,							\
 		.flags = (f),						\
 		.hdr_len = EROCE_BTH_BYTES,				\
 	}
 
-#define OP1(op, f, h1)							\
+#define OP1(op, role, f, h1)						\
 	[EROCE_OP_##op] = {						\
 		.name = #op,						\
 		.valid = true,						\
+		role,							\
 		.flags = (f) | EROCE_OPF_##h1,				\
 		.hdr_len = EROCE_BTH_BYTES + EROCE_##h1##_BYTES,	\
 		.offset[EROCE_HDR_##h1] = EROCE_BTH_BYTES,		\
 	}
 
-#define OP2(op, f, h1, h2)						\
+#define OP2(op, role, f, h1, h2)					\
 	[EROCE_OP_##op] = {						\
 		.name = #op,						\
 		.valid = true,						\
+		role,							\
 		.flags = (f) | EROCE_OPF_##h1 | EROCE_OPF_##h2,		\
 		.hdr_len = EROCE_BTH_BYTES + EROCE_##h1##_BYTES +	\
 			   EROCE_##h2##_BYTES,				\
@@ -69,36 +81,45 @@
 #define F_CNP		(EROCE_OPF_CNP | EROCE_OPF_ONLY)
 
 static const struct eroce_opcode_info eroce_opcode_table[256] = {
-	OP0(RC_SEND_FIRST,		F_RC_SEND | EROCE_OPF_START),
-	OP0(RC_SEND_MIDDLE,		F_RC_SEND | EROCE_OPF_MIDDLE),
-	OP0(RC_SEND_LAST,		F_RC_SEND_END),
-	OP1(RC_SEND_LAST_IMM,		F_RC_SEND_END, IMMDT),
-	OP1(RC_SEND_LAST_INV,		F_RC_SEND_END, IETH),
-	OP0(RC_SEND_ONLY,		F_RC_SEND_ONLY),
-	OP1(RC_SEND_ONLY_IMM,		F_RC_SEND_ONLY, IMMDT),
-	OP1(RC_SEND_ONLY_INV,		F_RC_SEND_ONLY, IETH),
-	OP1(RC_WRITE_FIRST,		F_RC_WRITE | EROCE_OPF_START, RETH),
-	OP0(RC_WRITE_MIDDLE,		F_RC_WRITE | EROCE_OPF_MIDDLE),
-	OP0(RC_WRITE_LAST,		F_RC_WRITE | EROCE_OPF_END),
-	OP1(RC_WRITE_LAST_IMM,		F_RC_WRITE_IMM | EROCE_OPF_END,
-	    IMMDT),
-	OP1(RC_WRITE_ONLY,		F_RC_WRITE | EROCE_OPF_ONLY, RETH),
-	OP2(RC_WRITE_ONLY_IMM,		F_RC_WRITE_IMM | EROCE_OPF_ONLY, RETH,
-	    IMMDT),
-	OP1(RC_READ_REQUEST,		F_RC_READ_REQ, RETH),
-	OP1(RC_READ_RESPONSE_FIRST,	F_RC_READ_RESP | EROCE_OPF_START,
-	    AETH),
-	OP0(RC_READ_RESPONSE_MIDDLE,	F_RC_READ_RESP | EROCE_OPF_MIDDLE),
-	OP1(RC_READ_RESPONSE_LAST,	F_RC_READ_RESP | EROCE_OPF_END, AETH),
-	OP1(RC_READ_RESPONSE_ONLY,	F_RC_READ_RESP | EROCE_OPF_ONLY, AETH),
-	OP1(RC_ACK,			F_RC_ACK, AETH),
-	OP2(RC_ATOMIC_ACK,		F_RC_ACK | EROCE_OPF_ATOMIC, AETH,
-	    ATMACK),
-	OP1(RC_CMP_SWAP,		F_RC_ATOMIC, ATMETH),
-	OP1(RC_FETCH_ADD,		F_RC_ATOMIC, ATMETH),
-	OP1(UD_SEND_ONLY,		F_UD_SEND, DETH),
-	OP2(UD_SEND_ONLY_IMM,		F_UD_SEND, DETH, IMMDT),
-	OP1(CNP,			F_CNP, CNPRSVD),
+	OP0(RC_SEND_FIRST,		RESP(SEND),
+	    F_RC_SEND | EROCE_OPF_START),
+	OP0(RC_SEND_MIDDLE,		RESP(SEND),
+	    F_RC_SEND | EROCE_OPF_MIDDLE),
+	OP0(RC_SEND_LAST,		RESP(SEND), F_RC_SEND_END),
+	OP1(RC_SEND_LAST_IMM,		RESP(SEND), F_RC_SEND_END, IMMDT),
+	OP1(RC_SEND_LAST_INV,		RESP(SEND), F_RC_SEND_END, IETH),
+	OP0(RC_SEND_ONLY,		RESP(SEND), F_RC_SEND_ONLY),
+	OP1(RC_SEND_ONLY_IMM,		RESP(SEND), F_RC_SEND_ONLY, IMMDT),
+	OP1(RC_SEND_ONLY_INV,		RESP(SEND), F_RC_SEND_ONLY, IETH),
+	OP1(RC_WRITE_FIRST,		RESP(WRITE),
+	    F_RC_WRITE | EROCE_OPF_START, RETH),
+	OP0(RC_WRITE_MIDDLE,		RESP(WRITE),
+	    F_RC_WRITE | EROCE_OPF_MIDDLE),
+	OP0(RC_WRITE_LAST,		RESP(WRITE),
+	    F_RC_WRITE | EROCE_OPF_END),
+	OP1(RC_WRITE_LAST_IMM,		RESP(WRITE),
+	    F_RC_WRITE_IMM | EROCE_OPF_END, IMMDT),
+	OP1(RC_WRITE_ONLY,		RESP(WRITE),
+	    F_RC_WRITE | EROCE_OPF_ONLY, RETH),
+	OP2(RC_WRITE_ONLY_IMM,		RESP(WRITE),
+	    F_RC_WRITE_IMM | EROCE_OPF_ONLY, RETH, IMMDT),
+	OP1(RC_READ_REQUEST,		RESP(READ), F_RC_READ_REQ, RETH),
+	OP1(RC_READ_RESPONSE_FIRST,	COMP(READ_RESP),
+	    F_RC_READ_RESP | EROCE_OPF_START, AETH),
+	OP0(RC_READ_RESPONSE_MIDDLE,	COMP(READ_RESP),
+	    F_RC_READ_RESP | EROCE_OPF_MIDDLE),
+	OP1(RC_READ_RESPONSE_LAST,	COMP(READ_RESP),
+	    F_RC_READ_RESP | EROCE_OPF_END, AETH),
+	OP1(RC_READ_RESPONSE_ONLY,	COMP(READ_RESP),
+	    F_RC_READ_RESP | EROCE_OPF_ONLY, AETH),
+	OP1(RC_ACK,			COMP(ACK), F_RC_ACK, AETH),
+	OP2(RC_ATOMIC_ACK,		COMP(ATOMIC_ACK),
+	    F_RC_ACK | EROCE_OPF_ATOMIC, AETH, ATMACK),
+	OP1(RC_CMP_SWAP,		RESP(ATOMIC), F_RC_ATOMIC, ATMETH),
+	OP1(RC_FETCH_ADD,		RESP(ATOMIC), F_RC_ATOMIC, ATMETH),
+	OP1(UD_SEND_ONLY,		RESP(SEND), F_UD_SEND, DETH),
+	OP2(UD_SEND_ONLY_IMM,		RESP(SEND), F_UD_SEND, DETH, IMMDT),
+	OP1(CNP,			NO_ROLE, F_CNP, CNPRSVD),
 };
 
 const struct eroce_opcode_info *eroce_opcode_info(u8 opcode)

@@ -1,9 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * eroce: the BTH opcodes eroce speaks (RC, UD and the RoCEv2 CNP), what
- * each one carries, and the first check of a received transport header;
- * the send work request opcodes it accepts and the packets each one
- * becomes.  Pure code: constant tables, no locks, any context.
+ * each one carries, which role handles it, and the first check of a
+ * received transport header; the send work request opcodes it accepts and
+ * the packets each one becomes.  Pure code: constant tables, no locks, any
+ * context.
+ *
+ * Adding a packet opcode is one row in eroce_opcode.c: its headers, its
+ * flags and the kind of the role that handles it (enum eroce_resp_kind for
+ * a request, enum eroce_comp_kind for a response).  Each role file owns a
+ * constant table of handlers indexed by its kind (eroce_resp_ops[] in
+ * eroce_resp.c, eroce_comp_ops[] in eroce_comp.c) and dispatches through
+ * it, so a row of an existing kind is received with no other change; a new
+ * kind is one constant here plus its handlers in that table.  The sender
+ * reaches a row through the work request table below.  No function
+ * pointers here: this file is also built into the userspace unit tests
+ * and the fuzzer.
  */
 #ifndef EROCE_OPCODE_H
 #define EROCE_OPCODE_H
@@ -96,11 +108,38 @@ enum eroce_opf {
 	EROCE_OPF_ONLY		= EROCE_OPF_START | EROCE_OPF_END,
 };
 
+/*
+ * What the responder does with a request (struct eroce_opcode_info.resp):
+ * the index of its handlers in eroce_resp.c.  NONE: not a request.
+ */
+enum eroce_resp_kind {
+	EROCE_RESP_NONE,
+	EROCE_RESP_SEND,	/* into a receive WQE (RC and UD) */
+	EROCE_RESP_WRITE,	/* into the MR its first packet's RETH names */
+	EROCE_RESP_READ,	/* answered by read response packets */
+	EROCE_RESP_ATOMIC,	/* executed once, answered by an atomic ACK */
+	EROCE_RESP_KINDS,
+};
+
+/*
+ * What the completer does with a response (struct eroce_opcode_info.comp):
+ * the index of its handlers in eroce_comp.c.  NONE: not a response.
+ */
+enum eroce_comp_kind {
+	EROCE_COMP_NONE,
+	EROCE_COMP_ACK,		/* an ACK, RNR NAK or NAK of request PSNs */
+	EROCE_COMP_READ_RESP,	/* data of an outstanding READ */
+	EROCE_COMP_ATOMIC_ACK,	/* the result of an outstanding atomic */
+	EROCE_COMP_KINDS,
+};
+
 struct eroce_opcode_info {
 	const char *name;
 	u32 flags;			/* enum eroce_opf */
 	bool valid;			/* checked before anything else */
 	u8 hdr_len;			/* BTH + extension headers */
+	u8 resp;			/* enum eroce_resp_kind */
+	u8 comp;			/* enum eroce_comp_kind */
 	u8 offset[EROCE_HDR_NUM];	/* from the BTH; if flags has it */
 };
 
@@ -143,7 +182,8 @@ enum eroce_wrf {
  * A send work request opcode (IB_UVERBS_WR_*; the kernel's IB_WR_* have
  * the same values) as the transport sees it: where it may be posted, the
  * completion it gets and the packets it becomes.  Adding an opcode is one
- * row here, plus what its packets do at the responder.
+ * row here, plus the packet opcode rows its packets use (see the top of
+ * this file).
  */
 struct eroce_wr_info {
 	const char *name;
