@@ -16,6 +16,15 @@
  * state.  Every address and length from the network is checked against
  * the MR before any byte moves.
  *
+ * What a request does is up to the handlers of its kind, the opcode
+ * table's struct eroce_opcode_info.resp: eroce_resp_ops[] holds, per
+ * kind (SEND, WRITE, READ, atomic), how it executes at the expected PSN,
+ * how a duplicate is answered, whether AckReq draws an ACK and whether
+ * selective repeat may keep it.  The PSN check, the message sequence
+ * check and the PSN accounting are common (eroce_resp_rc(),
+ * eroce_resp_execute()); UD's one kind of request, a SEND, goes to
+ * eroce_resp_ud() instead.
+ *
  * Read responses can be many packets; they wait in a queue of owed
  * responses, the first EROCE_RESP_INLINE_PKTS of them sent at once from
  * the receive softirq (a short read is answered without a wake-up), the
@@ -381,8 +390,22 @@ static bool eroce_resp_take_rwqe(struct eroce_qp *qp, struct eroce_rx *pkt)
 	return !err;
 }
 
-/* SEND packets; returns false when the packet must not advance the PSN */
-static bool eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
+/*
+ * The handlers of each kind of request (struct eroce_opcode_info.resp).
+ * execute runs a request at the expected PSN and returns the PSNs it takes
+ * (a READ one per response packet), or 0 when it must not advance the
+ * expected PSN (an RNR NAK, a fatal NAK, no room for the responses).
+ * duplicate answers a request seen before.  Both run under qp->eng.lock.
+ */
+struct eroce_resp_ops {
+	u32 (*execute)(struct eroce_qp *qp, struct eroce_rx *pkt);
+	void (*duplicate)(struct eroce_qp *qp, struct eroce_rx *pkt);
+	bool ack;	/* ACKed on AckReq; else its response answers it */
+	bool keep;	/* may wait after a hole (selective repeat) */
+};
+
+/* SEND packets, RC: one PSN each */
+static u32 eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
 	u32 flags = pkt->info->flags;
@@ -390,31 +413,32 @@ static bool eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 	if (flags & EROCE_OPF_START) {
 		if (!eroce_resp_take_rwqe(qp, pkt))
-			return false;
+			return 0;
 		resp->in_msg = EROCE_OPF_SEND;
 	}
 	if (!(flags & EROCE_OPF_END) &&
 	    pkt->paylen != eroce_resp_mtu(qp)) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
 				 IB_WC_REM_INV_REQ_ERR);
-		return false;
+		return 0;
 	}
 	err = eroce_resp_fill_rwqe(qp, pkt->payload, pkt->paylen);
 	if (err) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
 				 err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
 						  IB_WC_LOC_PROT_ERR);
-		return false;
+		return 0;
 	}
 	if (flags & EROCE_OPF_END) {
 		eroce_resp_complete_rwqe(qp, pkt, IB_WC_RECV, resp->rcv_len,
 					 READ_ONCE(qp->attrs.dest_qp_num), 0);
 		eroce_resp_message_done(qp);
 	}
-	return true;
+	return 1;
 }
 
-static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
+/* WRITE packets: one PSN each */
+static u32 eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
 	u32 flags = pkt->info->flags;
@@ -423,7 +447,7 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 	/* a WRITE with immediate needs its receive WQE before any data */
 	if ((flags & EROCE_OPF_END) && (flags & EROCE_OPF_RWQE) &&
 	    !resp->have_rwqe && !eroce_resp_take_rwqe(qp, pkt))
-		return false;
+		return 0;
 
 	if (flags & EROCE_OPF_START) {
 		const struct eroce_reth *reth = eroce_hdr(pkt->info, pkt->bth,
@@ -438,7 +462,7 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 					     len, IB_ACCESS_REMOTE_WRITE)) {
 			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_ACCESS_ERR,
 					 IB_WC_REM_ACCESS_ERR);
-			return false;
+			return 0;
 		}
 		resp->in_msg = EROCE_OPF_WRITE;
 	}
@@ -448,7 +472,7 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 	    ((flags & EROCE_OPF_END) && pkt->paylen != resp->wr_left)) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
 				 IB_WC_REM_INV_REQ_ERR);
-		return false;
+		return 0;
 	}
 	if (pkt->paylen) {
 		err = eroce_resp_mr_copy(qp, resp->wr_rkey, resp->wr_va,
@@ -457,7 +481,7 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 		if (err) {
 			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_ACCESS_ERR,
 					 IB_WC_REM_ACCESS_ERR);
-			return false;
+			return 0;
 		}
 		resp->wr_va += pkt->paylen;
 		resp->wr_left -= pkt->paylen;
@@ -472,7 +496,16 @@ static bool eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 						 0);
 		eroce_resp_message_done(qp);
 	}
-	return true;
+	return 1;
+}
+
+/* a SEND or WRITE packet seen before: acknowledge all we have */
+static void eroce_resp_dup_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+
+	eroce_resp_ack(qp, eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
+		       eroce_psn_add(resp->epsn, EROCE_PSN_MASK));
 }
 
 static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget);
@@ -527,6 +560,68 @@ static int eroce_resp_read(struct eroce_qp *qp, struct eroce_rx *pkt,
 	return 0;
 }
 
+/* a READ or atomic failed: -EACCES from its MR, else a malformed request */
+static void eroce_resp_rd_atomic_fatal(struct eroce_qp *qp,
+				       struct eroce_rx *pkt, int err)
+{
+	eroce_resp_fatal(qp, pkt, err == -EACCES ? EROCE_NAK_REM_ACCESS_ERR :
+						   EROCE_NAK_INVALID_REQ,
+			 IB_WC_REM_ACCESS_ERR);
+}
+
+/* a READ request: one PSN per response packet it queued */
+static u32 eroce_resp_read_execute(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	int err = eroce_resp_read(qp, pkt, false);
+
+	if (err == -EBUSY)
+		return 0;		/* out of responder resources */
+	if (err) {
+		eroce_resp_rd_atomic_fatal(qp, pkt, err);
+		return 0;
+	}
+	return resp->rsp[(resp->rsp_head - 1) & (resp->rsp_size - 1)].npkts;
+}
+
+/*
+ * A repeated READ whose responses are still queued: send them again from
+ * the PSN asked for, rather than queueing the read twice (a requester that
+ * timed out while we were busy answering must not double our work).
+ */
+static bool eroce_resp_read_queued(struct eroce_qp *qp, u32 psn)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	u32 i;
+
+	for (i = resp->rsp_tail; i != resp->rsp_head; i++) {
+		struct eroce_rsp *rsp = &resp->rsp[i & (resp->rsp_size - 1)];
+		s32 off = eroce_psn_diff(psn, rsp->first_psn);
+
+		if (rsp->type != EROCE_RSP_READ || off < 0 || off >= rsp->npkts)
+			continue;
+		rsp->sent = min_t(u32, rsp->sent, off);
+		return true;
+	}
+	return false;
+}
+
+/* a READ seen before: executed again from the MR, from its PSN and RETH */
+static void eroce_resp_read_duplicate(struct eroce_qp *qp,
+				      struct eroce_rx *pkt)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+
+	/*
+	 * Repeated reads may take only the spare half of the queue: the
+	 * other half stays free for the new reads the peer may have
+	 * outstanding (max_dest_rd_atomic).
+	 */
+	if (!eroce_resp_read_queued(qp, pkt->psn) &&
+	    resp->rsp_head - resp->rsp_tail < resp->rsp_size / 2)
+		eroce_resp_read(qp, pkt, true);
+}
+
 static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	const struct eroce_atmeth *atm = eroce_hdr(pkt->info, pkt->bth,
@@ -572,115 +667,89 @@ static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 	return 0;
 }
 
-/*
- * A repeated READ whose responses are still queued: send them again from
- * the PSN asked for, rather than queueing the read twice (a requester that
- * timed out while we were busy answering must not double our work).
- */
-static bool eroce_resp_read_queued(struct eroce_qp *qp, u32 psn)
+/* an atomic: one PSN, executed here and never again */
+static u32 eroce_resp_atomic_execute(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	int err = eroce_resp_atomic(qp, pkt);
+
+	if (err) {
+		eroce_resp_rd_atomic_fatal(qp, pkt, err);
+		return 0;
+	}
+	return 1;
+}
+
+/* an atomic seen before: its result from the replay cache, if still there */
+static void eroce_resp_atomic_duplicate(struct eroce_qp *qp,
+					struct eroce_rx *pkt)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
-	u32 i;
+	int i;
 
-	for (i = resp->rsp_tail; i != resp->rsp_head; i++) {
-		struct eroce_rsp *rsp = &resp->rsp[i & (resp->rsp_size - 1)];
-		s32 off = eroce_psn_diff(psn, rsp->first_psn);
+	for (i = 0; i < EROCE_ATOMIC_REPLAY; i++) {
+		struct eroce_atomic_res *res = &resp->atomic[i];
 
-		if (rsp->type != EROCE_RSP_READ || off < 0 || off >= rsp->npkts)
-			continue;
-		rsp->sent = min_t(u32, rsp->sent, off);
-		return true;
+		if (res->valid && res->psn == pkt->psn) {
+			eroce_resp_send_atomic_ack_now(qp, pkt->psn, resp->msn,
+						       res->orig);
+			return;
+		}
 	}
-	return false;
 }
+
+/*
+ * Indexed by struct eroce_opcode_info.resp.  EROCE_RESP_NONE has no
+ * handlers: only requests come here (eroce_recv.c), and every request row
+ * names its kind (test_opcode).  UD requests go to eroce_resp_ud().
+ */
+static const struct eroce_resp_ops eroce_resp_ops[EROCE_RESP_KINDS] = {
+	[EROCE_RESP_SEND] = {
+		.execute = eroce_resp_send,
+		.duplicate = eroce_resp_dup_ack,
+		.ack = true,
+		.keep = true,
+	},
+	[EROCE_RESP_WRITE] = {
+		.execute = eroce_resp_write,
+		.duplicate = eroce_resp_dup_ack,
+		.ack = true,
+		.keep = true,
+	},
+	[EROCE_RESP_READ] = {
+		.execute = eroce_resp_read_execute,
+		.duplicate = eroce_resp_read_duplicate,
+	},
+	[EROCE_RESP_ATOMIC] = {
+		.execute = eroce_resp_atomic_execute,
+		.duplicate = eroce_resp_atomic_duplicate,
+	},
+};
 
 static void eroce_resp_duplicate(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
-	struct eroce_resp *resp = &qp->eng.resp;
-	u32 flags = pkt->info->flags;
-	int i;
-
 	eroce_stat_inc(pkt->edev, EROCE_CNT_DUP_REQUESTS);
-	if (flags & EROCE_OPF_READ) {
-		/*
-		 * Repeated reads may take only the spare half of the queue:
-		 * the other half stays free for the new reads the peer may
-		 * have outstanding (max_dest_rd_atomic).
-		 */
-		if (!eroce_resp_read_queued(qp, pkt->psn) &&
-		    resp->rsp_head - resp->rsp_tail < resp->rsp_size / 2)
-			eroce_resp_read(qp, pkt, true);
-		return;
-	}
-	if (flags & EROCE_OPF_ATOMIC) {
-		for (i = 0; i < EROCE_ATOMIC_REPLAY; i++) {
-			struct eroce_atomic_res *res = &resp->atomic[i];
-
-			if (res->valid && res->psn == pkt->psn) {
-				eroce_resp_send_atomic_ack_now(qp, pkt->psn,
-							       resp->msn,
-							       res->orig);
-				return;
-			}
-		}
-		return;
-	}
-	/* SEND or WRITE seen before: acknowledge all we have */
-	eroce_resp_ack(qp, eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
-		       eroce_psn_add(resp->epsn, EROCE_PSN_MASK));
-}
-
-/* a READ or atomic failed: -EACCES from its MR, else a malformed request */
-static void eroce_resp_rd_atomic_fatal(struct eroce_qp *qp,
-				       struct eroce_rx *pkt, int err)
-{
-	eroce_resp_fatal(qp, pkt, err == -EACCES ? EROCE_NAK_REM_ACCESS_ERR :
-						   EROCE_NAK_INVALID_REQ,
-			 IB_WC_REM_ACCESS_ERR);
+	eroce_resp_ops[pkt->info->resp].duplicate(qp, pkt);
 }
 
 /* execute the request at the expected PSN */
 static void eroce_resp_execute(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
+	const struct eroce_resp_ops *ops = &eroce_resp_ops[pkt->info->resp];
 	struct eroce_resp *resp = &qp->eng.resp;
-	u32 flags = pkt->info->flags;
-	u32 npsn = 1;
-	int err;
+	u32 npsn;
 
-	if (!eroce_resp_sequence_ok(resp, flags)) {
+	if (!eroce_resp_sequence_ok(resp, pkt->info->flags)) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
 				 IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
 
-	if (flags & EROCE_OPF_SEND) {
-		if (!eroce_resp_send(qp, pkt))
-			return;
-	} else if (flags & EROCE_OPF_WRITE) {
-		if (!eroce_resp_write(qp, pkt))
-			return;
-	} else if (flags & EROCE_OPF_READ) {
-		err = eroce_resp_read(qp, pkt, false);
-		if (err == -EBUSY)
-			return;		/* out of responder resources */
-		if (err) {
-			eroce_resp_rd_atomic_fatal(qp, pkt, err);
-			return;
-		}
-		npsn = resp->rsp[(resp->rsp_head - 1) &
-				 (resp->rsp_size - 1)].npkts;
-	} else if (flags & EROCE_OPF_ATOMIC) {
-		err = eroce_resp_atomic(qp, pkt);
-		if (err) {
-			eroce_resp_rd_atomic_fatal(qp, pkt, err);
-			return;
-		}
-	}
-
+	npsn = ops->execute(qp, pkt);
+	if (!npsn)
+		return;
 	resp->epsn = eroce_psn_add(resp->epsn, npsn);
 	resp->nak_sent = false;
-	if (eroce_bth_ackreq(pkt->bth) &&
-	    !(flags & (EROCE_OPF_READ | EROCE_OPF_ATOMIC)))
+	if (ops->ack && eroce_bth_ackreq(pkt->bth))
 		eroce_resp_ack(qp, eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
 			       pkt->psn);
 }
@@ -726,7 +795,7 @@ static bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
 
 	if (READ_ONCE(edev->tuning.loss_recovery) != EROCE_LOSS_SR ||
 	    !eroce_bth_sr(pkt->bth) || diff >= EROCE_SR_WINDOW ||
-	    (pkt->info->flags & (EROCE_OPF_READ | EROCE_OPF_ATOMIC)))
+	    !eroce_resp_ops[pkt->info->resp].keep)
 		return false;
 	if (!resp->ooo) {
 		resp->ooo = kcalloc(EROCE_SR_WINDOW, sizeof(*resp->ooo),
