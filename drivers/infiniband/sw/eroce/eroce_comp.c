@@ -13,6 +13,11 @@
  * QP to the error state.  Responses that fit nothing outstanding are
  * counted and dropped.
  *
+ * What a response does is up to the handler of its kind, the opcode
+ * table's struct eroce_opcode_info.comp: eroce_comp_ops[] holds, per kind
+ * (ACK, read response, atomic ACK), its handler and whether its PSN must
+ * be one outstanding; eroce_comp_rcv() dispatches and reports progress.
+ *
  * Context: receive softirq.  Locks: the caller holds qp->eng.lock.
  */
 #include "eroce.h"
@@ -149,7 +154,20 @@ static void eroce_comp_rnr(struct eroce_qp *qp, u32 psn, u8 syn)
 	eroce_qp_fatal(qp, 0);
 }
 
-static void eroce_comp_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
+/*
+ * The handler of each kind of response (struct eroce_opcode_info.comp),
+ * under qp->eng.lock.  rcv returns 0 when it took the response (the sender
+ * then hears of it, eroce_req_responded()), -EALREADY when there is
+ * nothing to do (a duplicate), -EINVAL when the response fits nothing
+ * outstanding (counted and dropped).
+ */
+struct eroce_comp_ops {
+	int (*rcv)(struct eroce_qp *qp, struct eroce_rx *pkt);
+	bool in_window;	/* its PSN must be in [una_psn, max_psn) */
+};
+
+/* an ACK, RNR NAK or NAK: its AETH says which */
+static int eroce_comp_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	const struct eroce_aeth *aeth = eroce_hdr(pkt->info, pkt->bth,
 						  EROCE_HDR_AETH);
@@ -170,6 +188,7 @@ static void eroce_comp_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 	default:
 		break;
 	}
+	return 0;
 }
 
 /* the oldest entry must be the read or atomic that @psn answers */
@@ -368,6 +387,26 @@ static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 	return 0;
 }
 
+/*
+ * Indexed by struct eroce_opcode_info.comp; EROCE_COMP_NONE has no
+ * handler: only responses come here (eroce_recv.c), and every response
+ * row names its kind (test_opcode).  An ACK names request PSNs, so it
+ * must be for ones outstanding; read responses and atomic ACKs are
+ * matched to their request instead, and their AETH is always an ACK.
+ */
+static const struct eroce_comp_ops eroce_comp_ops[EROCE_COMP_KINDS] = {
+	[EROCE_COMP_ACK] = {
+		.rcv = eroce_comp_ack,
+		.in_window = true,
+	},
+	[EROCE_COMP_READ_RESP] = {
+		.rcv = eroce_comp_read_resp,
+	},
+	[EROCE_COMP_ATOMIC_ACK] = {
+		.rcv = eroce_comp_atomic_ack,
+	},
+};
+
 /**
  * eroce_comp_rcv() - handle a response packet for an RC QP
  * @qp: the QP, in RTS or SQD (checked by the caller)
@@ -375,16 +414,15 @@ static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
  */
 void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
+	const struct eroce_comp_ops *ops = &eroce_comp_ops[pkt->info->comp];
 	struct eroce_dev *edev = pkt->edev;
 	struct eroce_req *req = &qp->eng.req;
 	u32 una = req->una_psn, tail = qp->sq.consumer;
-	int err = 0;
+	int err;
 
 	lockdep_assert_held(&qp->eng.lock);
 
-	/* read responses and atomic ACKs are matched to their request */
-	if (!(pkt->info->flags & (EROCE_OPF_READ | EROCE_OPF_ATOMIC)) &&
-	    !eroce_comp_psn_valid(req, pkt->psn)) {
+	if (ops->in_window && !eroce_comp_psn_valid(req, pkt->psn)) {
 		/* an old duplicate ACK is harmless; anything else is noise */
 		eroce_stat_inc(edev, EROCE_CNT_DROP_UNEXPECTED_RESP);
 		net_dbg_ratelimited("eroce: QP %u: response PSN %u outside [%u, %u)\n",
@@ -393,13 +431,7 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return;
 	}
 
-	/* the AETH of a read response or atomic ACK is always an ACK */
-	if (pkt->info->flags & EROCE_OPF_READ)
-		err = eroce_comp_read_resp(qp, pkt);
-	else if (pkt->opcode == EROCE_OP_RC_ATOMIC_ACK)
-		err = eroce_comp_atomic_ack(qp, pkt);
-	else
-		eroce_comp_ack(qp, pkt);
+	err = ops->rcv(qp, pkt);
 	if (err == -EALREADY)
 		return;
 	if (err == -EINVAL) {
