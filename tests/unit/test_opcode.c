@@ -320,6 +320,11 @@ static void test_wr_table(void)
 		m = eroce_opcode_info(wi->rc_middle);
 		l = eroce_opcode_info(wi->rc_last);
 		CHECK(wi->flags & EROCE_WRF_RC);
+		/* what posting copies: one of immediate or rkey, one address */
+		CHECK(!(wi->flags & EROCE_WRF_IMM) ||
+		      !(wi->flags & EROCE_WRF_INV));
+		CHECK(!(wi->flags & EROCE_WRF_ATOMIC) ||
+		      wi->flags & EROCE_WRF_RDMA);
 		CHECK(o && f && m && l);
 		if (!o || !f || !m || !l)
 			continue;

@@ -560,39 +560,36 @@ void eroce_qp_flush(struct eroce_qp *qp)
 	eroce_qp_flush_rq(qp);
 }
 
-static bool eroce_send_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
+/* the row of @op if a QP of @type takes it, else NULL */
+static const struct eroce_wr_info *eroce_send_wr_info(enum ib_qp_type type,
+						      enum ib_wr_opcode op)
 {
 	const struct eroce_wr_info *wi = eroce_wr_info(op);
 
-	return wi && (wi->flags & (type == IB_QPT_RC ? EROCE_WRF_RC :
-						      EROCE_WRF_UD));
+	if (!wi || !(wi->flags & (type == IB_QPT_RC ? EROCE_WRF_RC :
+						     EROCE_WRF_UD)))
+		return NULL;
+	return wi;
 }
 
-/* the opcode-specific part of a send WQE */
+/*
+ * The opcode-specific part of a send WQE: what @wi, the row of an opcode
+ * accepted on this QP, says the work request carries.
+ */
 static int eroce_send_wqe_build_ex(struct eroce_qp *qp,
 				   struct eroce_send_wqe *wqe,
-				   const struct ib_send_wr *wr)
+				   const struct ib_send_wr *wr,
+				   const struct eroce_wr_info *wi)
 {
 	const struct ib_atomic_wr *awr;
 	const struct ib_ud_wr *uwr;
 
-	switch (wr->opcode) {
-	case IB_WR_SEND_WITH_IMM:
+	if (wi->flags & EROCE_WRF_IMM)
 		wqe->ex = (__force u32)wr->ex.imm_data;
-		break;
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		wqe->ex = (__force u32)wr->ex.imm_data;
-		fallthrough;
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_READ:
-		wqe->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
-		wqe->wr.rdma.rkey = rdma_wr(wr)->rkey;
-		break;
-	case IB_WR_SEND_WITH_INV:
+	else if (wi->flags & EROCE_WRF_INV)
 		wqe->ex = wr->ex.invalidate_rkey;
-		break;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
+
+	if (wi->flags & EROCE_WRF_ATOMIC) {
 		awr = atomic_wr(wr);
 		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 ||
 		    (awr->remote_addr & 7))
@@ -601,9 +598,9 @@ static int eroce_send_wqe_build_ex(struct eroce_qp *qp,
 		wqe->wr.atomic.compare_add = awr->compare_add;
 		wqe->wr.atomic.swap = awr->swap;
 		wqe->wr.atomic.rkey = awr->rkey;
-		break;
-	default:
-		break;
+	} else if (wi->flags & EROCE_WRF_RDMA) {
+		wqe->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->wr.rdma.rkey = rdma_wr(wr)->rkey;
 	}
 
 	if (qp->ibqp.qp_type == IB_QPT_RC)
@@ -661,14 +658,15 @@ static int eroce_send_wqe_build_data(struct eroce_qp *qp,
 static int eroce_send_wqe_build(struct eroce_qp *qp, void *slot,
 				const struct ib_send_wr *wr)
 {
+	const struct eroce_wr_info *wi;
 	struct eroce_send_wqe *wqe = slot;
 	int err;
 
+	wi = eroce_send_wr_info(qp->ibqp.qp_type, wr->opcode);
 	if (wr->num_sge < 0 || (wr->send_flags & ~EROCE_SEND_FLAGS_SUPPORTED) ||
-	    !eroce_send_opcode_ok(qp->ibqp.qp_type, wr->opcode))
+	    !wi)
 		return -EINVAL;
-	if ((wr->send_flags & IB_SEND_INLINE) &&
-	    eroce_wr_rd_atomic(eroce_wr_info(wr->opcode)))
+	if ((wr->send_flags & IB_SEND_INLINE) && eroce_wr_rd_atomic(wi))
 		return -EINVAL;
 
 	memset(wqe, 0, sizeof(*wqe));
@@ -678,7 +676,7 @@ static int eroce_send_wqe_build(struct eroce_qp *qp, void *slot,
 	if (qp->sig_all)
 		wqe->send_flags |= EROCE_SEND_SIGNALED;
 
-	err = eroce_send_wqe_build_ex(qp, wqe, wr);
+	err = eroce_send_wqe_build_ex(qp, wqe, wr, wi);
 	if (err)
 		return err;
 	return eroce_send_wqe_build_data(qp, wqe, wr);
