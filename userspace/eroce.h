@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include <rdma/eroce-abi.h>
 
@@ -160,6 +161,27 @@ static inline void ring_publish_consumer(struct eroce_ring *r)
 {
 	atomic_store_explicit(ring_word(&r->ctrl->consumer), r->head,
 			      memory_order_release);
+}
+
+/*
+ * Kick the kernel's send engine: a POST_SEND command with no work
+ * requests, whatever the ring's NEED_DOORBELL flag says (the caller
+ * checks it).  0 or an errno.
+ */
+static inline int eroce_ring_sq_doorbell(struct ibv_qp *qp)
+{
+	struct ib_uverbs_post_send_resp resp;
+	struct ibv_post_send cmd = {};
+
+	cmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	cmd.hdr.in_words = sizeof(cmd) / 4;
+	cmd.hdr.out_words = sizeof(resp) / 4;
+	cmd.core_payload.response = (uintptr_t)&resp;
+	cmd.core_payload.qp_handle = qp->handle;
+	cmd.core_payload.wqe_size = sizeof(struct ib_uverbs_send_wr);
+	if (write(qp->context->cmd_fd, &cmd, sizeof(cmd)) != sizeof(cmd))
+		return errno;
+	return 0;
 }
 
 /* eroce.c */

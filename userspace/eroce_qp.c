@@ -68,8 +68,6 @@ static size_t sq_room(struct eroce_qp *qp)
 
 static int eroce_sq_doorbell(struct eroce_qp *qp)
 {
-	struct ib_uverbs_post_send_resp resp;
-	struct ibv_post_send cmd = {};
 	uint32_t flags;
 
 	/* pairs with the kernel's barrier between setting the flag and
@@ -80,20 +78,7 @@ static int eroce_sq_doorbell(struct eroce_qp *qp)
 				     memory_order_relaxed);
 	if (!(flags & EROCE_RING_NEED_DOORBELL))
 		return 0;
-
-	cmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	cmd.hdr.in_words = sizeof(cmd) / 4;
-	cmd.hdr.out_words = sizeof(resp) / 4;
-	cmd.core_payload.response = (uintptr_t)&resp;
-	cmd.core_payload.qp_handle = qp->vqp.qp.handle;
-	cmd.core_payload.wr_count = 0;
-	cmd.core_payload.sge_count = 0;
-	cmd.core_payload.wqe_size = sizeof(struct ib_uverbs_send_wr);
-
-	if (write(qp->vqp.qp.context->cmd_fd, &cmd, sizeof(cmd)) !=
-	    sizeof(cmd))
-		return errno;
-	return 0;
+	return eroce_ring_sq_doorbell(&qp->vqp.qp);
 }
 
 /* ---- post_send */

@@ -708,23 +708,6 @@ static void run_timer_race(struct side *a, struct side *b)
 	       ibv_wc_status_str(wc.status) : "no completion in 30 s");
 }
 
-/* the provider's doorbell: a POST_SEND command with no work requests */
-static int sq_doorbell(struct ibv_qp *qp)
-{
-	struct ib_uverbs_post_send_resp resp;
-	struct ibv_post_send cmd = {};
-
-	cmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	cmd.hdr.in_words = sizeof(cmd) / 4;
-	cmd.hdr.out_words = sizeof(resp) / 4;
-	cmd.core_payload.response = (uintptr_t)&resp;
-	cmd.core_payload.qp_handle = qp->handle;
-	cmd.core_payload.wqe_size = sizeof(struct ib_uverbs_send_wr);
-	if (write(qp->context->cmd_fd, &cmd, sizeof(cmd)) != sizeof(cmd))
-		return errno;
-	return 0;
-}
-
 static void run_corrupt_sq(struct side *a, struct side *b)
 {
 	struct eroce_ring *sq;
@@ -742,7 +725,7 @@ static void run_corrupt_sq(struct side *a, struct side *b)
 				    memory_order_acquire);
 	atomic_store_explicit((_Atomic uint32_t *)&sq->ctrl->producer,
 			      cons + sq->num_slots + 7, memory_order_release);
-	err = sq_doorbell(a->qp);
+	err = eroce_ring_sq_doorbell(a->qp);
 	if (err)
 		eroce_die("doorbell: %s", strerror(err));
 	result("qp_fatal_event", wait_event(a, IBV_EVENT_QP_FATAL, 30),
