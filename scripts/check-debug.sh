@@ -14,7 +14,9 @@
 #           the test modules of selftests/kmod in out/debug/kmod
 #   tools   the provider and the selftest programs (`make provider tools`)
 #   vm      selftests/run_vm.sh --kernel on selftests/eroce/*.sh but
-#           packaging.sh (or the TEST.sh given) and tests/kunit/kunit.sh
+#           packaging.sh (or the TEST.sh given) and tests/kunit/kunit.sh,
+#           EROCE_VM_GROUP of them (default 6) per guest: a boot and
+#           kmemleak's scans cost about two minutes on this kernel
 # Each build step is one test (a non-zero exit or a warning fails it); the
 # vm stage adds its "N passed, N failed".  The last line is the sum, and
 # the exit status is non-zero on any failure.  Logs in out/check-debug/.
@@ -101,6 +103,7 @@ stage_vm() {
 	fi
 	EROCE_KMOD_DIR="$SCRATCH/kmod/selftests/kmod" \
 		"$ROOT/selftests/run_vm.sh" --kernel "$KDIR" \
+		--group "${EROCE_VM_GROUP:-6}" \
 		--module "$SCRATCH/eroce/drivers/infiniband/sw/eroce/eroce.ko" \
 		"${tests[@]}" 2>&1 | tee "$LOG/vm.log" || rc=$?
 	summed vm "$LOG/vm.log" $rc

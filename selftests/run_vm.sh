@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# run_vm.sh [--show] [--timeout SECS] [--kver KVER] [--kernel DIR [--module KO]]
-#           TEST.sh...
+# run_vm.sh [--show] [--timeout SECS] [--group N] [--kver KVER]
+#           [--kernel DIR [--module KO]] TEST.sh...
 #
 # Runs each test script in its own QEMU guest (TCG, no network device) that
 # boots the Debian kernel installed on this machine and sees the host root
@@ -15,6 +15,11 @@
 # "N passed, N failed".  Guest logs of failed tests stay in out/vm/runs/.
 # A script may ask for a longer test timeout than the default 300 s with a
 # "# vm-timeout: SECS" line among its first 20 lines; --timeout overrides.
+# --group N (or EROCE_VM_GROUP=N) runs up to N scripts, in the order given,
+# in one guest instead: guest-init.sh resets the guest between them
+# (processes, namespaces, devices, modules, rules, sysctls), and a script
+# that leaves something it cannot undo fails.  A guest that dies takes the
+# rest of its group with it: those scripts fail as "not run".
 #
 # --kernel DIR (or EROCE_VM_KERNEL=DIR) boots instead the debug kernel that
 # selftests/vm/build-debug-kernel.sh built in DIR, with its own modules, and
@@ -41,7 +46,8 @@ SPLAT='WARNING:|BUG:|kernel BUG|Oops|panic|general protection|Call Trace|UBSAN:'
 SHOW=0
 TIMEOUT=300
 TIMEOUT_SET=0
-T=300			# timeout of the test being run
+T=300			# timeout of the guest being run (its tests' sum)
+GROUP=${EROCE_VM_GROUP:-1}
 KVER=
 KERNEL_DIR=${EROCE_VM_KERNEL:-}
 MODULE=${EROCE_VM_MODULE:-}
@@ -51,7 +57,7 @@ PASSED=0
 FAILED=0
 
 usage() {
-	echo "usage: $0 [--show] [--timeout SECS] [--kver KVER] [--kernel DIR [--module KO]] TEST.sh..." >&2
+	echo "usage: $0 [--show] [--timeout SECS] [--group N] [--kver KVER] [--kernel DIR [--module KO]] TEST.sh..." >&2
 	exit 2
 }
 
@@ -60,6 +66,7 @@ parse_args() {
 		case "$1" in
 		--show) SHOW=1 ;;
 		--timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; TIMEOUT_SET=1; shift ;;
+		--group) [ $# -ge 2 ] || usage; GROUP=$2; shift ;;
 		--kver) [ $# -ge 2 ] || usage; KVER=$2; shift ;;
 		--kernel) [ $# -ge 2 ] || usage; KERNEL_DIR=$2; shift ;;
 		--module) [ $# -ge 2 ] || usage; MODULE=$2; shift ;;
@@ -72,6 +79,7 @@ parse_args() {
 	done
 	[ $# -gt 0 ] || usage
 	case "$TIMEOUT" in ''|*[!0-9]*) usage ;; esac
+	case "$GROUP" in ''|*[!0-9]*|0) usage ;; esac
 	TESTS=("$@")
 	if [ -n "$KERNEL_DIR" ]; then
 		debug_kernel
@@ -136,12 +144,17 @@ squote() {
 	printf "'%s'" "$(printf %s "$1" | sed "s/'/'\\\\''/g")"
 }
 
+# write_params DIR TEST...: the guest's parameters (guest-init.sh)
 write_params() {
-	local dir=$1 test=$2
+	local dir=$1 n=0 t; shift
 	{
 		echo "EROCE_ROOT=$(squote "$ROOT")"
-		echo "EROCE_TEST=$(squote "$test")"
-		echo "EROCE_TIMEOUT=$T"
+		echo "EROCE_NTESTS=$#"
+		for t in "$@"; do
+			n=$((n + 1))
+			echo "EROCE_TEST_$n=$(squote "$t")"
+			echo "EROCE_TIMEOUT_$n=$(test_timeout "$t")"
+		done
 		echo "EROCE_SHOW=$SHOW"
 		if [ $DEBUG = 1 ]; then
 			echo "EROCE_DEBUG_KERNEL=1"
@@ -197,44 +210,75 @@ indent() {
 	sed -u 's/^/    /'
 }
 
-# verdict DIR QEMU_RC: print the reason the test failed; empty when passed
-verdict() {
-	local dir=$1 qrc=$2 rc first
+# guest_death DIR QEMU_RC: why the guest in DIR ended without a verdict
+guest_death() {
+	local dir=$1 qrc=$2 first
 
-	if [ ! -f "$dir/rc" ]; then
-		if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
-			echo "QEMU killed: wall-clock limit $((T + BOOT_MARGIN))s exceeded"
-		elif [ -s "$dir/initramfs-error" ]; then
-			echo "guest init failed: $(head -n 1 "$dir/initramfs-error")"
-		elif first=$(awk -f "$VMDIR/reports.awk" "$dir/console.log" 2>/dev/null |
-			head -n 1 | sed 's/^\[[ 0-9.]*\] //') && [ -n "$first" ]; then
-			echo "guest died after a kernel report: $first"
-		else
-			echo "no verdict from the guest (QEMU exit $qrc; crash or panic?)"
-		fi
-		return
-	fi
-	rc=$(cat "$dir/rc")
-	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		echo "test timed out after ${T}s"
-	elif [ "$rc" != 0 ]; then
-		echo "exit status $rc"
-	elif [ -s "$dir/dmesg.bad" ]; then
-		echo "kernel log: $(head -n 1 "$dir/dmesg.bad")"
+	if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+		echo "QEMU killed: wall-clock limit $((T + BOOT_MARGIN))s exceeded"
+	elif [ -s "$dir/initramfs-error" ]; then
+		echo "guest init failed: $(head -n 1 "$dir/initramfs-error")"
+	elif first=$(awk -f "$VMDIR/reports.awk" "$dir/console.log" 2>/dev/null |
+		head -n 1 | sed 's/^\[[ 0-9.]*\] //') && [ -n "$first" ]; then
+		echo "guest died after a kernel report: $first"
+	else
+		echo "no verdict from the guest (QEMU exit $qrc; crash or panic?)"
 	fi
 }
 
-# diagnostics DIR: kernel splats and, without a verdict, the console tail
+# verdict DIR N QEMU_RC: the reason test N of the guest in DIR failed;
+# empty when it passed.  Without its rc, the test that was running when
+# the guest ended (output, no time), or each of them if none had started,
+# gets the guest's end; those before it lost their kmemleak verdict, those
+# after it never ran.
+verdict() {
+	local dir=$1 td=$1/$2 qrc=$3 rc running
+
+	if [ ! -f "$td/rc" ]; then
+		running=$(running_test "$dir")
+		if [ -f "$td/time" ]; then
+			echo "no kmemleak verdict: the guest ended during ${running:-its checks}"
+		elif [ -f "$td/output" ] || [ -z "$running" ]; then
+			guest_death "$dir" "$qrc"
+		else
+			echo "not run: the guest ended during $running"
+		fi
+		return
+	fi
+	rc=$(cat "$td/rc")
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		echo "test timed out after $(cat "$td/time" 2>/dev/null)s"
+	elif [ "$rc" != 0 ]; then
+		echo "exit status $rc"
+	elif [ -s "$td/dmesg.bad" ]; then
+		echo "kernel log: $(head -n 1 "$td/dmesg.bad")"
+	fi
+}
+
+# running_test DIR: the name of the test the guest in DIR was running
+running_test() {
+	local td
+
+	for td in "$1"/[0-9]*; do
+		[ -f "$td/output" ] && [ ! -f "$td/time" ] || continue
+		test_name "$(cat "$td/test" 2>/dev/null)"
+		return
+	done
+}
+
+# diagnostics DIR N: kernel splats of test N and, if the guest ended
+# during it, the console tail
 diagnostics() {
-	local dir=$1
-	if [ -s "$dir/dmesg.bad" ]; then
-		sed 's/^/# dmesg: /' "$dir/dmesg.bad" | head -n 40
+	local dir=$1 td=$1/$2
+	if [ -s "$td/dmesg.bad" ]; then
+		sed 's/^/# dmesg: /' "$td/dmesg.bad" | head -n 40
 	fi
 	# the debug kernel's reports, whole (kmemleak's among them)
-	if [ $DEBUG = 1 ] && [ -s "$dir/reports" ]; then
-		sed 's/^/# report: /' "$dir/reports" | head -n 300
+	if [ $DEBUG = 1 ] && [ -s "$td/reports" ]; then
+		sed 's/^/# report: /' "$td/reports" | head -n 300
 	fi
-	if [ ! -f "$dir/rc" ]; then
+	if [ ! -f "$td/rc" ] && [ ! -f "$td/time" ] &&
+	   { [ -f "$td/output" ] || [ -z "$(running_test "$dir")" ]; }; then
 		grep -E "$SPLAT" "$dir/console.log" 2>/dev/null | head -n 20 |
 			sed 's/^/# console splat: /'
 		[ $DEBUG = 0 ] ||
@@ -243,7 +287,7 @@ diagnostics() {
 		tail -n 40 "$dir/console.log" 2>/dev/null | sed 's/^/# console: /'
 		tail -n 5 "$dir/qemu.log" 2>/dev/null | sed 's/^/# qemu: /'
 	fi
-	echo "# logs: ${dir#"$ROOT"/}"
+	echo "# logs: ${td#"$ROOT"/}"
 }
 
 test_name() {
@@ -262,36 +306,54 @@ test_timeout() {
 	echo "${t:-$TIMEOUT}"
 }
 
-# run_one N TEST: one guest, one KTAP subtest, one result line
-run_one() {
-	local n=$1 test=$2 name dir qrc=0 reason start
+# run_group N TEST...: one guest for the tests, numbered from N; a KTAP
+# subtest and a result line for each
+run_group() {
+	local n=$1 dir qrc=0 reason start i=0 t name bad=0 secs; shift
 
-	name=$(test_name "$test")
-	T=$(test_timeout "$test")
+	T=0
+	for t in "$@"; do
+		T=$((T + $(test_timeout "$t")))
+	done
+	name=$(test_name "$1")
+	[ $# = 1 ] || name+="+$(($# - 1))"
 	dir=$(mktemp -d "$OUT/runs/$(echo "$name" | tr / _).XXXXXX")
-	write_params "$dir" "$test"
-	echo "    # Subtest: $name"
+	write_params "$dir" "$@"
 	start=$SECONDS
 	run_guest "$dir" || qrc=$?
-	[ $SHOW = 1 ] || [ ! -f "$dir/output" ] || indent <"$dir/output"
-	reason=$(verdict "$dir" "$qrc")
-	echo "# $name: $((SECONDS - start)) s"
-	# the debug guest's own timings and kmemleak's count, pass or fail
-	[ $DEBUG = 0 ] || [ ! -s "$dir/debug-setup" ] ||
-		sed 's/^/# debug: /' "$dir/debug-setup"
-	if [ -z "$reason" ]; then
-		echo "ok $n $name"
-		PASSED=$((PASSED + 1))
-		rm -rf "$dir"
-	else
-		diagnostics "$dir"
-		echo "not ok $n $name # $reason"
-		FAILED=$((FAILED + 1))
-	fi
+	for t in "$@"; do
+		i=$((i + 1))
+		name=$(test_name "$t")
+		echo "    # Subtest: $name"
+		[ $SHOW = 1 ] || [ ! -f "$dir/$i/output" ] || indent <"$dir/$i/output"
+		reason=$(verdict "$dir" $i "$qrc")
+		secs=$(cat "$dir/$i/time" 2>/dev/null) || secs="?"
+		# one guest: its whole time (boot and checks) on its first line
+		if [ $# = 1 ]; then
+			echo "# $name: $((SECONDS - start)) s"
+		elif [ $i = 1 ]; then
+			echo "# $name: $secs s (guest of $# tests: $((SECONDS - start)) s)"
+		else
+			echo "# $name: $secs s"
+		fi
+		# the debug guest's own timings and kmemleak's count, pass or fail
+		[ $DEBUG = 0 ] || [ $i != $# ] || [ ! -s "$dir/debug-setup" ] ||
+			sed 's/^/# debug: /' "$dir/debug-setup"
+		if [ -z "$reason" ]; then
+			echo "ok $((n + i - 1)) $name"
+			PASSED=$((PASSED + 1))
+		else
+			diagnostics "$dir" $i
+			echo "not ok $((n + i - 1)) $name # $reason"
+			FAILED=$((FAILED + 1))
+			bad=1
+		fi
+	done
+	[ $bad = 1 ] || rm -rf "$dir"
 }
 
 main() {
-	local n=0 t abs
+	local n=0 t abs first=1 group=()
 
 	parse_args "$@"
 	check_host
@@ -304,12 +366,20 @@ main() {
 		n=$((n + 1))
 		abs=$(readlink -f "$t" 2>/dev/null || echo "$t")
 		if [ ! -f "$abs" ]; then
+			[ ${#group[@]} = 0 ] || run_group "$first" "${group[@]}"
+			group=()
 			echo "not ok $n $t # no such test script"
 			FAILED=$((FAILED + 1))
 			continue
 		fi
-		run_one $n "$abs"
+		[ ${#group[@]} != 0 ] || first=$n
+		group+=("$abs")
+		if [ ${#group[@]} = "$GROUP" ]; then
+			run_group "$first" "${group[@]}"
+			group=()
+		fi
 	done
+	[ ${#group[@]} = 0 ] || run_group "$first" "${group[@]}"
 	echo "$PASSED passed, $FAILED failed"
 	[ $FAILED = 0 ]
 }

@@ -3,15 +3,22 @@
 #
 # PID 1 of the test guest after switch_root (see initramfs-init).  Mounts
 # the pseudo filesystems (the rest of the root, /tmp included, is the host
-# root under a tmpfs overlay), runs one test script under `timeout`, scans the
-# kernel log the test produced for splats, and writes the verdict to the
-# writable 9p share at /run/eroce-vm:
-#   output      the test's stdout and stderr (its KTAP)
-#   rc          the test's exit status (written last, after the scan)
-#   dmesg       the kernel log since the test started
-#   dmesg.bad   the lines of that log that fail the test
+# root under a tmpfs overlay), then runs the test scripts that
+# /run/eroce-vm/params names (EROCE_NTESTS of them, EROCE_TEST_N with its
+# timeout EROCE_TIMEOUT_N), one after the other, each under `timeout`.
+# Between two scripts, and after the last one on the debug kernel, it
+# undoes what a script leaves behind (reset_guest): processes,
+# namespaces, links, RDMA devices, modules, routing rules, sysctls; what
+# it cannot undo fails the script.  For the script numbered N it writes to
+# the writable 9p share, in /run/eroce-vm/N/:
+#   test        the script's path
+#   output      the script's stdout and stderr (its KTAP)
+#   time        the seconds it ran
+#   dmesg       the kernel log of its run and of the reset after it
+#   dmesg.bad   the lines of that log that fail it
 #   reports     the kernel bug reports of that log, each whole
 #               (selftests/vm/reports.awk), for the KTAP diagnostics
+#   rc          its exit status (written last, after the log scan)
 # then powers the guest off.  The host runner reads only these files.
 #
 # On the debug kernel (EROCE_DEBUG_KERNEL=1 in params, run_vm.sh --kernel)
@@ -20,9 +27,10 @@
 # that kernel (EROCE_VM_MODULE) in its updates/ and over the tree's
 # eroce.ko (in the guest's overlay only) and runs depmod, so both insmod of
 # the tree's module and modprobe (rdma-link-eroce) load the debug build.
-# Around the test it runs kmemleak: a scan and a clear before (boot-time
-# suspects are forgotten), two scans 5 s apart after; every object it then
-# reports fails the test and is kept in "kmemleak".
+# And it runs kmemleak: a clear before the first script, two scans 5 s
+# apart after the last; each object reported is charged to the script
+# that was running (or being reset) when it was allocated, and fails it
+# (N/kmemleak).  The scans end with /run/eroce-vm/kmemleak.done.
 
 RES=/run/eroce-vm
 
@@ -91,89 +99,244 @@ debug_modules() {
 	depmod -a "$kver"
 }
 
-uptime_s() {
-	local up rest
-	read -r up rest </proc/uptime
-	echo "${up%.*}"
-}
-
-# kmemleak_before: forget what was reported so far; note when the test
-# starts (objects allocated before it are the boot's, see kmemleak_after)
+# kmemleak_before: forget what was reported so far (boot-time suspects;
+# kmemleak_after also leaves out what is older than the first script)
 kmemleak_before() {
 	[ -w "$KMEMLEAK" ] || return 0
 	echo clear >"$KMEMLEAK"
-	KMEMLEAK_START=$(uptime_s)
 }
 
-# kmemleak_after: what the test leaked, into $RES/kmemleak.  Two scans 5 s
-# apart (an object is reported when older than 5 s and unreferenced);
-# objects older than the test are left out: boot-time suspects, told apart
-# by age instead of by a scan before the test (a scan takes ~15 s here)
+# kmemleak_after: what each script leaked, into N/kmemleak.  Two scans
+# 5 s apart (an object is reported when older than 5 s and unreferenced).
+# An object's allocation time is the time of the scan less its age; it is
+# charged to the script whose window (TEST_START[N], up to the next
+# script's start) holds that time.  Objects older than the first script
+# are the boot's suspects and are left out.
 kmemleak_after() {
-	local t=$SECONDS window
+	local t=$SECONDS now i
 	[ -w "$KMEMLEAK" ] || return 0
 	echo scan >"$KMEMLEAK"
 	sleep 5
 	echo scan >"$KMEMLEAK"
-	window=$(( $(uptime_s) - KMEMLEAK_START + 2 ))
-	awk -v max="$window" '
-		/^unreferenced object/ { flush(); rec = $0 "\n"; age = -1; next }
-		/^  comm .*\(age [0-9.]+s\)/ {
-			a = $0; sub(/.*\(age /, "", a); sub(/s\).*/, "", a); age = a + 0
-		}
-		rec != "" { rec = rec $0 "\n" }
-		function flush() { if (rec != "" && age >= 0 && age <= max) printf "%s", rec; rec = "" }
-		END { flush() }' "$KMEMLEAK" >"$RES/kmemleak"
+	now=$(cut -d' ' -f1 /proc/uptime)
+	for ((i = 1; i <= EROCE_NTESTS; i++)); do
+		awk -v now="$now" -v from="${TEST_START[i]:-1e9}" \
+		    -v to="${TEST_START[i + 1]:-1e9}" '
+			/^unreferenced object/ { flush(); rec = $0 "\n"; age = -1; next }
+			/^  comm .*\(age [0-9.]+s\)/ {
+				a = $0; sub(/.*\(age /, "", a); sub(/s\).*/, "", a); age = a + 0
+			}
+			rec != "" { rec = rec $0 "\n" }
+			function flush(  born) {
+				born = now - age
+				# a second of slack: uptime and age are rounded
+				if (rec != "" && age >= 0 && born >= from - 1 && born < to)
+					printf "%s", rec
+				rec = ""
+			}
+			END { flush() }' "$KMEMLEAK" >"$RES/$i/kmemleak"
+	done
 	echo "kmemleak: $(grep -c '^unreferenced object' "$KMEMLEAK") suspects," \
-		"$(grep -c '^unreferenced object' "$RES/kmemleak") from the test;" \
+		"$(cat "$RES"/*/kmemleak | grep -c '^unreferenced object') from the tests;" \
 		"scans $((SECONDS - t)) s" >>"$RES/debug-setup"
 }
 
-# run_test: run the test, its output to $RES/output (and ttyS1 if --show)
+# run_test N: run script N, its output to N/output (and ttyS1 if --show)
 run_test() {
-	local cmd=("$EROCE_TEST")
+	local n=$1 test secs out cmd var
 
-	[ -x "$EROCE_TEST" ] || cmd=(bash "$EROCE_TEST")
+	var=EROCE_TEST_$n
+	test=${!var}
+	var=EROCE_TIMEOUT_$n
+	secs=${!var}
+	out=$RES/$n/output
+	cmd=("$test")
+	[ -x "$test" ] || cmd=(bash "$test")
 	cd "$EROCE_ROOT" || return 125
+	echo "eroce-vm: running $test (timeout ${secs}s)"
 	if [ "${EROCE_SHOW:-0}" = 1 ] && [ -c /dev/ttyS1 ]; then
-		timeout -k 10 "$EROCE_TIMEOUT" "${cmd[@]}" </dev/null 2>&1 |
-			tee "$RES/output" >/dev/ttyS1
+		timeout -k 10 "$secs" "${cmd[@]}" </dev/null 2>&1 |
+			tee "$out" >/dev/ttyS1
 		return "${PIPESTATUS[0]}"
 	fi
-	timeout -k 10 "$EROCE_TIMEOUT" "${cmd[@]}" </dev/null >"$RES/output" 2>&1
+	timeout -k 10 "$secs" "${cmd[@]}" </dev/null >"$out" 2>&1
+}
+
+# ---- between scripts ---------------------------------------------------------
+
+BOOT_MODULES=
+BOOT_SYSCTL=$RES/boot.sysctl
+
+# the sysctls a script may change in the initial namespace
+sysctl_state() {
+	local f v
+	for f in /proc/sys/net/core/* /proc/sys/net/ipv4/* \
+		 /proc/sys/net/ipv4/conf/{all,default}/* \
+		 /proc/sys/net/ipv6/conf/{all,default}/*; do
+		[ -f "$f" ] && [ -w "$f" ] || continue
+		{ read -r v <"$f"; } 2>/dev/null && printf '%s\t%s\n' "$f" "$v"
+	done
+}
+
+# reset_note MSG: a reset step that failed, charged to the last script
+reset_note() {
+	echo "guest reset: $*" >>"$RESET_BAD"
+}
+
+# others_alive: a process other than this one and the kernel's threads
+# (children of kthreadd, PID 2) that has not exited yet; no forks
+others_alive() {
+	local d s pid state ppid
+
+	for d in /proc/[0-9]*; do
+		pid=${d#/proc/}
+		[ "$pid" = 1 ] || [ "$pid" = 2 ] && continue
+		{ read -r s <"$d/stat"; } 2>/dev/null || continue
+		s=${s##*) }
+		state=${s%% *}
+		s=${s#* }
+		ppid=${s%% *}
+		[ "$ppid" = 2 ] || [ "$state" = Z ] || [ "$state" = X ] ||
+			return 0
+	done
+	return 1
+}
+
+# reset_guest [between]: what the last script left behind, undone: before
+# the next script runs ("between": the routing rules and sysctls of the
+# initial namespace too) or, on the debug kernel, before kmemleak's scans
+# (teardown paths leak too).  Every RDMA device must be gone within a
+# bound and every module the script loaded must unload.
+reset_guest() {
+	local f v i l m left pass secs=$((10 * ${EROCE_TIMEOUT_MULT:-1}))
+
+	# every process but this one: their files close, their objects go
+	kill -KILL -1 2>/dev/null
+	for ((i = 0; i < secs * 10; i++)); do
+		others_alive || break
+		sleep 0.1
+	done
+	others_alive && reset_note "processes still running after ${secs}s"
+	ip -all netns delete 2>/dev/null
+	for l in $(rdma link show 2>/dev/null |
+		   awk '$1 == "link" { sub(/\/.*/, "", $2); print $2 }'); do
+		rdma link delete "$l" 2>/dev/null
+	done
+	for l in $(ip -o link show | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }'); do
+		[ "$l" = lo ] || ip link delete "$l" 2>/dev/null
+	done
+	# namespaces die in a work item: wait for their devices
+	for ((i = 0; i < secs * 10; i++)); do
+		[ -z "$(ls /sys/class/infiniband 2>/dev/null)" ] && break
+		sleep 0.1
+	done
+	left=$(ls /sys/class/infiniband 2>/dev/null | tr '\n' ' ')
+	[ -z "$left" ] || reset_note "RDMA devices left after ${secs}s: $left"
+	if [ "${1:-}" = between ]; then
+		ip rule flush 2>/dev/null
+		ip rule show | grep -q 'lookup local' || ip rule add pref 0 lookup local
+		ip rule show | grep -q 'lookup main' || ip rule add pref 32766 lookup main
+		ip rule show | grep -q 'lookup default' || ip rule add pref 32767 lookup default
+		ip -6 rule flush 2>/dev/null
+		ip -6 rule show | grep -q 'lookup local' || ip -6 rule add pref 0 lookup local
+		ip -6 rule show | grep -q 'lookup main' || ip -6 rule add pref 32766 lookup main
+		while IFS=$'\t' read -r f v; do
+			{ read -r l <"$f"; } 2>/dev/null
+			[ "$l" = "$v" ] || echo "$v" >"$f" 2>/dev/null
+		done <"$BOOT_SYSCTL"
+	fi
+	# the modules it loaded, users first: passes until the dependencies
+	# are gone; a module without an exit function stays ([permanent])
+	for ((pass = 0; pass < secs * 5; pass++)); do
+		left=
+		for m in $(awk '$4 !~ /permanent/ { print $1 }' /proc/modules); do
+			case " $BOOT_MODULES " in *" $m "*) continue ;; esac
+			rmmod "$m" 2>/dev/null || left+=" $m"
+		done
+		[ -z "$left" ] && break
+		sleep 0.2
+	done
+	[ -z "$left" ] || reset_note "modules that would not unload:$left"
+}
+
+# ---- main --------------------------------------------------------------------
+
+# check_log N: the kernel log of script N and its reset, scanned
+check_log() {
+	local dir=$RES/$1
+
+	dmesg >"$dir/dmesg"
+	dmesg -C
+	grep -E "$SPLAT" "$dir/dmesg" >"$dir/dmesg.bad"
+	cat "$RESET_BAD" >>"$dir/dmesg.bad" 2>/dev/null
+	awk -f "$EROCE_ROOT/selftests/vm/reports.awk" "$dir/dmesg" >"$dir/reports"
+}
+
+# add_kmemleak N: what kmemleak charged to script N fails it
+add_kmemleak() {
+	local dir=$RES/$1
+
+	[ -s "$dir/kmemleak" ] || return 0
+	grep 'unreferenced object' "$dir/kmemleak" |
+		sed 's/^/kmemleak: /' >>"$dir/dmesg.bad"
+	cat "$dir/kmemleak" >>"$dir/reports"
 }
 
 main() {
-	local rc setup_err= KMEMLEAK_START=0
+	local rc i var start secs setup_err='' debug=0
+	local -a TEST_START=() RCS=()
 
 	mount_fs
 	setup_env
-	if [ "${EROCE_DEBUG_KERNEL:-0}" = 1 ]; then
+	[ "${EROCE_DEBUG_KERNEL:-0}" = 1 ] && debug=1
+	if [ $debug = 1 ]; then
 		echo "guest-init started at $(cut -d' ' -f1 /proc/uptime) s" >"$RES/debug-setup"
 		debug_modules >>"$RES/debug-setup" 2>&1 ||
 			setup_err="debug kernel setup failed: $(tail -n 1 "$RES/debug-setup")"
 		kmemleak_before
-		echo "test starts at $(cut -d' ' -f1 /proc/uptime) s" >>"$RES/debug-setup"
+		echo "first test starts at $(cut -d' ' -f1 /proc/uptime) s" >>"$RES/debug-setup"
 	fi
+	BOOT_MODULES=$(awk '{ print $1 }' /proc/modules | tr '\n' ' ')
+	[ "$EROCE_NTESTS" = 1 ] || sysctl_state >"$BOOT_SYSCTL"
 	dmesg >"$RES/boot.dmesg"
 	dmesg -C
-	echo "eroce-vm: running $EROCE_TEST (timeout ${EROCE_TIMEOUT}s)"
-	run_test
-	rc=$?
-	[ $rc = 124 ] && echo "# timed out after ${EROCE_TIMEOUT}s" >>"$RES/output"
-	[ "${EROCE_DEBUG_KERNEL:-0}" = 1 ] && kmemleak_after
-	dmesg >"$RES/dmesg"
-	grep -E "$SPLAT" "$RES/dmesg" >"$RES/dmesg.bad"
-	[ -z "$setup_err" ] || echo "$setup_err" >>"$RES/dmesg.bad"
-	awk -f "$EROCE_ROOT/selftests/vm/reports.awk" "$RES/dmesg" >"$RES/reports"
-	if [ -s "$RES/kmemleak" ]; then
-		grep 'unreferenced object' "$RES/kmemleak" |
-			sed 's/^/kmemleak: /' >>"$RES/dmesg.bad"
-		cat "$RES/kmemleak" >>"$RES/reports"
+	RESET_BAD=$RES/reset.bad
+	for ((i = 1; i <= EROCE_NTESTS; i++)); do
+		mkdir -p "$RES/$i"
+		var=EROCE_TEST_$i
+		echo "${!var}" >"$RES/$i/test"
+		: >"$RESET_BAD"
+		[ -z "$setup_err" ] || echo "$setup_err" >"$RESET_BAD"
+		TEST_START[i]=$(cut -d' ' -f1 /proc/uptime)
+		start=$SECONDS
+		run_test "$i"
+		rc=$?
+		secs=$((SECONDS - start))
+		[ $rc = 124 ] && echo "# timed out" >>"$RES/$i/output"
+		# the last script's leftovers go with the guest, but on the
+		# debug kernel their teardown is checked too
+		if [ $i -lt "$EROCE_NTESTS" ]; then
+			reset_guest between
+		elif [ $debug = 1 ]; then
+			reset_guest
+		fi
+		check_log "$i"
+		# written after the reset: a guest that ends before it died
+		# during this script
+		echo "$secs" >"$RES/$i/time"
+		RCS[i]=$rc
+		echo "eroce-vm: test $i exited with $rc"
+		# without kmemleak the verdict is complete now
+		[ $debug = 1 ] || { echo "$rc" >"$RES/$i/rc.tmp"; mv "$RES/$i/rc.tmp" "$RES/$i/rc"; }
+	done
+	if [ $debug = 1 ]; then
+		kmemleak_after
+		for ((i = 1; i <= EROCE_NTESTS; i++)); do
+			add_kmemleak "$i"
+			echo "${RCS[i]}" >"$RES/$i/rc.tmp"
+			mv "$RES/$i/rc.tmp" "$RES/$i/rc"
+		done
 	fi
-	echo "$rc" >"$RES/rc.tmp"
-	mv "$RES/rc.tmp" "$RES/rc"
-	echo "eroce-vm: test exited with $rc"
 	poweroff_now
 }
 
