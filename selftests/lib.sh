@@ -48,9 +48,19 @@ ktap_diag() {
 	while IFS= read -r l; do echo "# $l"; done <<<"$*"
 }
 
+# ktap_elapsed: on the debug kernel, a diagnostic line with the seconds
+# since the last result (where the lane's time goes)
+KTAP_LAST=$SECONDS
+ktap_elapsed() {
+	[ "${EROCE_DEBUG_KERNEL:-0}" = 1 ] || return 0
+	echo "# $((SECONDS - KTAP_LAST)) s"
+	KTAP_LAST=$SECONDS
+}
+
 ktap_ok() {
 	KTAP_N=$((KTAP_N + 1))
 	KTAP_PASS=$((KTAP_PASS + 1))
+	ktap_elapsed
 	echo "ok $KTAP_N $1"
 }
 
@@ -58,6 +68,7 @@ ktap_ok() {
 ktap_fail() {
 	KTAP_N=$((KTAP_N + 1))
 	KTAP_FAIL=$((KTAP_FAIL + 1))
+	ktap_elapsed
 	echo "not ok $KTAP_N $1 # ${2:-failed}"
 }
 

@@ -209,7 +209,9 @@ others_alive() {
 # bound and every module the script loaded must unload.
 reset_guest() {
 	local f v i l m left pass secs=$((10 * ${EROCE_TIMEOUT_MULT:-1}))
+	local t=$SECONDS
 
+	RESET_STEPS=
 	# every process but this one: their files close, their objects go
 	kill -KILL -1 2>/dev/null
 	for ((i = 0; i < secs * 10; i++)); do
@@ -217,6 +219,8 @@ reset_guest() {
 		sleep 0.1
 	done
 	others_alive && reset_note "processes still running after ${secs}s"
+	RESET_STEPS+="processes $((SECONDS - t)) s, "
+	t=$SECONDS
 	ip -all netns delete 2>/dev/null
 	for l in $(rdma link show 2>/dev/null |
 		   awk '$1 == "link" { sub(/\/.*/, "", $2); print $2 }'); do
@@ -232,6 +236,8 @@ reset_guest() {
 	done
 	left=$(ls /sys/class/infiniband 2>/dev/null | tr '\n' ' ')
 	[ -z "$left" ] || reset_note "RDMA devices left after ${secs}s: $left"
+	RESET_STEPS+="namespaces and devices $((SECONDS - t)) s, "
+	t=$SECONDS
 	if [ "${1:-}" = between ]; then
 		ip rule flush 2>/dev/null
 		ip rule show | grep -q 'lookup local' || ip rule add pref 0 lookup local
@@ -257,6 +263,7 @@ reset_guest() {
 		sleep 0.2
 	done
 	[ -z "$left" ] || reset_note "modules that would not unload:$left"
+	RESET_STEPS+="rules, sysctls, modules $((SECONDS - t)) s"
 }
 
 # ---- main --------------------------------------------------------------------
@@ -315,12 +322,15 @@ main() {
 		[ $rc = 124 ] && echo "# timed out" >>"$RES/$i/output"
 		# the last script's leftovers go with the guest, but on the
 		# debug kernel their teardown is checked too
+		start=$SECONDS
 		if [ $i -lt "$EROCE_NTESTS" ]; then
 			reset_guest between
 		elif [ $debug = 1 ]; then
 			reset_guest
 		fi
 		check_log "$i"
+		[ $debug = 0 ] ||
+			echo "test $i: reset and log scan $((SECONDS - start)) s (${RESET_STEPS:-no reset})" >>"$RES/debug-setup"
 		# written after the reset: a guest that ends before it died
 		# during this script
 		echo "$secs" >"$RES/$i/time"
