@@ -28,8 +28,8 @@
 #     hands the ACKs to CPU 0).  The expiry must count as stale, not as
 #     a timeout: 3-packet WRITEs with retry_cnt 0 and
 #     max_inflight_pkts 2 all succeed, stale_timer_expiries moves,
-#     retransmit_timeouts does not.  A skip on a guest with one CPU (the
-#     debug kernel's, today), where the race cannot happen.
+#     retransmit_timeouts does not.  A skip on a guest with one CPU,
+#     where the race cannot happen.
 #   - corrupt-sq: a producer index past the SQ's end, written into the
 #     shared ring behind the provider's back, raises QP_FATAL on the next
 #     doorbell; the QP is in ERR, a later post completes with a flush
