@@ -1307,7 +1307,7 @@ int main(int argc, char **argv)
 			       first_bad[op]);
 			rc = 1;
 		} else {
-			printf("%s: ok %" PRIu64 " bytes checked, %" PRIu64 " messages, %.1f s, %.1f MiB/s\n",
+			printf("%s: ok %" PRIu64 " bytes checked, %" PRIu64 " messages, %.1f s, %.3f MiB/s\n",
 			       op_names[op], ok_bytes[op], ok_msgs[op], s,
 			       ok_bytes[op] / (s > 0 ? s : 1) / (1 << 20));
 		}
