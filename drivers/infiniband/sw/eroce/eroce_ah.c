@@ -34,8 +34,7 @@ int eroce_av_from_attr(struct eroce_av *av, const struct rdma_ah_attr *attr)
 
 	grh = rdma_ah_read_grh(attr);
 	sgid_attr = grh->sgid_attr;
-	if (!sgid_attr || sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP ||
-	    grh->flow_label > 0xfffff)
+	if (!sgid_attr || sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -EINVAL;
 
 	net_type = rdma_gid_attr_network_type(sgid_attr);
@@ -53,7 +52,12 @@ int eroce_av_from_attr(struct eroce_av *av, const struct rdma_ah_attr *attr)
 	av->sl = rdma_ah_get_sl(attr);
 	av->traffic_class = grh->traffic_class;
 	av->hop_limit = grh->hop_limit;
-	av->flow_label = grh->flow_label;
+	/*
+	 * The flow label is 20 bits; the bits above are ignored, as by
+	 * other RoCE devices: UCX, for one, passes ~0 to ask for a UDP
+	 * source port of the flow label's choosing.
+	 */
+	av->flow_label = grh->flow_label & IB_GRH_FLOWLABEL_MASK;
 	av->static_rate = rdma_ah_get_static_rate(attr);
 	av->network_type = net_type;
 	return 0;
