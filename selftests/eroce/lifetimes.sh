@@ -34,6 +34,9 @@
 #     shared ring behind the provider's back, raises QP_FATAL on the next
 #     doorbell; the QP is in ERR, a later post completes with a flush
 #     error, and the QP is destroyed cleanly.
+#   - kernel-op: a WQE with a kernel-only opcode (REG_MR, LOCAL_INV)
+#     written into a user SQ behind the provider's back completes with
+#     IBV_WC_LOC_QP_OP_ERR and fails the QP.
 #   - selftests/kmod/eroce_kconsumer.ko, a kernel consumer, posts a send
 #     and a receive on a QP in ERR with interrupts off (as ib_mad posts):
 #     both complete with a flush error, and no warning (the debug kernel's
@@ -217,7 +220,7 @@ kernel_consumer() {
 	fi
 }
 
-ktap_plan 31
+ktap_plan 35
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -233,6 +236,7 @@ lt reset-rc 2
 lt events 4
 lt solicited-err 2
 lt corrupt-sq 4
+lt kernel-op 4
 timer_race
 kernel_consumer
 vlan_gone_under_sr

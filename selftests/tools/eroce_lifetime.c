@@ -42,6 +42,10 @@
  *                  complete with a flush error, and the QP must be
  *                  destroyed cleanly.  White-box: it reaches the ring
  *                  through the provider's own structures (userspace/eroce.h)
+ *   kernel-op      a WQE with a kernel-only opcode (REG_MR, then on a new
+ *                  pair LOCAL_INV), written into A's SQ behind the
+ *                  provider's back (which refuses to post them), must
+ *                  complete with IBV_WC_LOC_QP_OP_ERR and fail the QP
  *
  * Prints "result:" lines; exits 0 when every expectation held, 1
  * otherwise, 2 on a usage or setup error.
@@ -750,11 +754,67 @@ static void run_corrupt_sq(struct side *a, struct side *b)
 	       err ? strerror(err) : "ok");
 }
 
+/* write one WQE with @opcode into A's SQ directly, and ring */
+static void post_raw_opcode(struct side *a, uint8_t opcode, uint64_t wr_id)
+{
+	struct eroce_ring *sq = &to_eqp(a->qp)->sq;
+	struct eroce_send_wqe *wqe;
+	int err;
+
+	wqe = (void *)((char *)sq->ctrl + EROCE_RING_DATA_OFFSET +
+		       (size_t)(sq->head & (sq->num_slots - 1)) * sq->slot_size);
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = wr_id;
+	wqe->opcode = opcode;
+	wqe->send_flags = EROCE_SEND_SIGNALED;
+	wqe->ex = 0x1234;
+	sq->head++;
+	atomic_store_explicit((_Atomic uint32_t *)&sq->ctrl->producer,
+			      sq->head, memory_order_release);
+	err = eroce_ring_sq_doorbell(a->qp);
+	if (err)
+		eroce_die("doorbell: %s", strerror(err));
+}
+
+static void run_kernel_op(struct side *a, struct side *b)
+{
+	static const struct { const char *name; uint8_t opcode; } ops[] = {
+		{ "reg_mr", 0x20 },		/* IB_WR_REG_MR */
+		{ "local_inv", IBV_WR_LOCAL_INV },
+	};
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct ibv_wc wc;
+	unsigned int i;
+	char name[64];
+
+	for (i = 0; i < 2; i++) {
+		if (a->qp)
+			ibv_destroy_qp(a->qp);
+		if (b->qp)
+			ibv_destroy_qp(b->qp);
+		a->qp = qp_create(a, IBV_QPT_RC, NULL);
+		b->qp = qp_create(b, IBV_QPT_RC, NULL);
+		rc_connect(a, b, 0x50 + i);
+		post_raw_opcode(a, ops[i].opcode, 0x70 + i);
+		snprintf(name, sizeof(name), "%s_loc_qp_op_err", ops[i].name);
+		result(name, !poll_one(a, 10, &wc) && wc.wr_id == 0x70 + i &&
+		       wc.status == IBV_WC_LOC_QP_OP_ERR,
+		       "a user WQE with opcode 0x%x completes with "
+		       "IBV_WC_LOC_QP_OP_ERR", ops[i].opcode);
+		if (ibv_query_qp(a->qp, &attr, IBV_QP_STATE, &init))
+			eroce_die("ibv_query_qp: %s", strerror(errno));
+		snprintf(name, sizeof(name), "%s_qp_in_err", ops[i].name);
+		result(name, attr.qp_state == IBV_QPS_ERR,
+		       "A is in ERR (state %d)", attr.qp_state);
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: eroce_lifetime [--rate KBPS] [--limit SECS] "
 		"[--count N] dereg-write|dereg-read|reset-ud|reset-rc|events|"
-		"solicited-err|timer-race|corrupt-sq "
+		"solicited-err|timer-race|corrupt-sq|kernel-op "
 		"DEV_A GID_A DEV_B GID_B\n");
 	exit(2);
 }
@@ -806,6 +866,8 @@ int main(int argc, char **argv)
 		run_timer_race(&a, &b);
 	else if (!strcmp(mode, "corrupt-sq"))
 		run_corrupt_sq(&a, &b);
+	else if (!strcmp(mode, "kernel-op"))
+		run_kernel_op(&a, &b);
 	else
 		usage();
 	return failures ? 1 : 0;

@@ -306,7 +306,7 @@ static void test_wr_table(void)
 {
 	static const u32 kinds = EROCE_OPF_SEND | EROCE_OPF_WRITE |
 				 EROCE_OPF_READ | EROCE_OPF_ATOMIC;
-	unsigned int op, accepted = 0;
+	unsigned int op, accepted = 0, locals = 0;
 
 	for (op = 0; op < 64; op++) {
 		const struct eroce_wr_info *wi = eroce_wr_info(op);
@@ -315,6 +315,17 @@ static void test_wr_table(void)
 		if (!wi)
 			continue;
 		accepted++;
+		if (eroce_wr_local(wi)) {
+			/* executed by the requester: no packet, no payload */
+			CHECK((wi->flags & (EROCE_WRF_RC | EROCE_WRF_UD)) ==
+			      (EROCE_WRF_RC | EROCE_WRF_UD));
+			CHECK(wi->flags & EROCE_WRF_KERNEL);
+			CHECK(!(wi->flags & (EROCE_WRF_READ | EROCE_WRF_ATOMIC |
+					     EROCE_WRF_RDMA | EROCE_WRF_IMM)));
+			CHECK(!eroce_wr_rd_atomic(wi));
+			locals++;
+			continue;
+		}
 		o = eroce_opcode_info(wi->rc_only);
 		f = eroce_opcode_info(wi->rc_first);
 		m = eroce_opcode_info(wi->rc_middle);
@@ -365,12 +376,16 @@ static void test_wr_table(void)
 			      !!(u->flags & EROCE_OPF_IMMDT));
 		}
 	}
-	CHECK(accepted == 8);
+	CHECK(accepted == 10 && locals == 2);
 	CHECK(eroce_wr_info(IB_UVERBS_WR_SEND)->flags & EROCE_WRF_UD);
 	CHECK(!(eroce_wr_info(IB_UVERBS_WR_RDMA_WRITE)->flags & EROCE_WRF_UD));
 	CHECK(eroce_wr_info(IB_UVERBS_WR_RDMA_READ)->wc_opcode ==
 	      IB_UVERBS_WC_RDMA_READ);
-	CHECK(!eroce_wr_info(IB_UVERBS_WR_LOCAL_INV));
+	CHECK(eroce_wr_info(IB_UVERBS_WR_LOCAL_INV)->wc_opcode ==
+	      IB_UVERBS_WC_LOCAL_INV);
+	CHECK(eroce_wr_info(IB_UVERBS_WR_LOCAL_INV)->flags & EROCE_WRF_INV);
+	CHECK(eroce_wr_info(EROCE_WR_REG_MR)->wc_opcode == EROCE_WC_REG_MR);
+	CHECK(!eroce_wr_info(IB_UVERBS_WR_BIND_MW));
 	CHECK(!eroce_wr_info(IB_UVERBS_WR_TSO));
 	CHECK(!eroce_wr_info(EROCE_WR_OPCODES));
 	CHECK(!eroce_wr_info(0xffffffff));

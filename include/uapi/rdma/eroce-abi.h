@@ -144,6 +144,13 @@ struct eroce_send_wqe {
 			__u32 remote_qkey;
 			__u32 reserved;
 		} ud;
+		/* fast registration (REG_MR): kernel QPs only */
+		struct {
+			__aligned_u64 iova;
+			__aligned_u64 length;
+			__u32 key;
+			__u32 access;
+		} reg;
 	} wr;
 	__aligned_u64 reserved1;
 };

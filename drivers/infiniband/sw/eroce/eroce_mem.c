@@ -8,9 +8,14 @@
  * SGE's lkey looked up, its PD and access rights checked), and the 64-bit
  * atomics.
  *
+ * The check and the copy are one step (eroce_mr_access()): a
+ * fast-registration MR is checked and copied under its fast.lock, so an
+ * invalidation is either before or after a packet's copy, never during.
+ *
  * Context: any (softirq for the responder and completer, process context
- * for the requester).  Locks: eroce_atomic_lock makes the read-modify-write
- * of an atomic indivisible against every other eroce atomic on this host.
+ * for the requester).  Locks: a fast-registration MR's fast.lock (irq
+ * safe); inside it eroce_atomic_lock, which makes the read-modify-write of
+ * an atomic indivisible against every other eroce atomic on this host.
  */
 #include <linux/highmem.h>
 
@@ -19,8 +24,8 @@
 
 static DEFINE_SPINLOCK(eroce_atomic_lock);
 
-/* is [iova, iova + len) inside @mr? */
-bool eroce_mr_range_ok(const struct eroce_mr *mr, u64 iova, u64 len)
+/* is [iova, iova + len) inside @mr?  Fast-reg MR: fast.lock held */
+static bool eroce_mr_range_ok(const struct eroce_mr *mr, u64 iova, u64 len)
 {
 	if (mr->type == EROCE_MR_DMA)
 		return iova + len >= iova;
@@ -28,23 +33,63 @@ bool eroce_mr_range_ok(const struct eroce_mr *mr, u64 iova, u64 len)
 	       iova - mr->iova <= mr->length - len;
 }
 
-/**
- * eroce_mr_copy() - copy between a buffer and an MR
- * @mr: the memory region
- * @iova: where in @mr; the range must have passed eroce_mr_range_ok()
- * @buf: kernel buffer
- * @len: bytes
- * @to_mr: copy @buf into @mr (else out of it)
- *
- * Return: 0, or -EFAULT if the range is outside the MR.
+/*
+ * May @pd reach [iova, iova + len) of @mr through @key with @access (0 for
+ * a local read)?  Return: 0; -EACCES for the key, the PD, the state or
+ * the rights; -EFAULT for a range outside the MR.  Fast-reg MR: fast.lock
+ * held.
  */
-int eroce_mr_copy(struct eroce_mr *mr, u64 iova, void *buf, u32 len,
-		  bool to_mr)
+static int eroce_mr_allowed(const struct eroce_mr *mr, u32 key,
+			    const struct ib_pd *pd, int access, u64 iova,
+			    u64 len)
 {
-	u64 off;
-
+	if (mr->type == EROCE_MR_FAST) {
+		lockdep_assert_held(&mr->fast.lock);
+		if (!mr->fast.valid)
+			return -EACCES;
+	}
+	if (mr->key != key || mr->ibmr.pd != pd ||
+	    (mr->access & access) != access)
+		return -EACCES;
 	if (!eroce_mr_range_ok(mr, iova, len))
 		return -EFAULT;
+	return 0;
+}
+
+/* blocks of a fast-reg MR's live page list; fast.lock held */
+static int eroce_mr_fast_copy(struct eroce_mr *mr, u64 iova, void *buf,
+			      u32 len, bool to_mr)
+{
+	const struct eroce_mr_pages *pl = &mr->fast.live;
+	u64 bsize = BIT_ULL(pl->shift);
+	u64 off = iova - mr->iova + pl->first_offset;
+
+	lockdep_assert_held(&mr->fast.lock);
+	while (len) {
+		u64 idx = off >> pl->shift;
+		u64 boff = off & (bsize - 1);
+		u32 n = min_t(u64, len, bsize - boff);
+		void *va;
+
+		if (idx >= pl->num)
+			return -EFAULT;
+		va = (void *)(uintptr_t)(pl->addr[idx] + boff);
+		if (to_mr)
+			memcpy(va, buf, n);
+		else
+			memcpy(buf, va, n);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* copy between @buf and a range eroce_mr_allowed() accepted */
+static int eroce_mr_copy(struct eroce_mr *mr, u64 iova, void *buf, u32 len,
+			 bool to_mr)
+{
+	u64 off;
 
 	if (mr->type == EROCE_MR_DMA) {
 		/* virtual DMA: kernel consumers pass kernel addresses */
@@ -56,6 +101,8 @@ int eroce_mr_copy(struct eroce_mr *mr, u64 iova, void *buf, u32 len,
 			memcpy(buf, va, len);
 		return 0;
 	}
+	if (mr->type == EROCE_MR_FAST)
+		return eroce_mr_fast_copy(mr, iova, buf, len, to_mr);
 
 	off = iova - mr->iova + mr->page_offset;
 	while (len) {
@@ -79,26 +126,67 @@ int eroce_mr_copy(struct eroce_mr *mr, u64 iova, void *buf, u32 len,
 	return 0;
 }
 
+static int eroce_mr_check_copy(struct eroce_mr *mr, u32 key,
+			       const struct ib_pd *pd, int access, u64 iova,
+			       void *buf, u64 len, bool to_mr)
+{
+	int err = eroce_mr_allowed(mr, key, pd, access, iova, len);
+
+	if (err || !buf)
+		return err;
+	return eroce_mr_copy(mr, iova, buf, len, to_mr);
+}
+
 /**
- * eroce_mr_atomic() - execute a 64-bit atomic in an MR
- * @mr: the memory region
- * @iova: 8-byte aligned address inside @mr
- * @cmp_swap: compare-and-swap (else fetch-and-add)
- * @compare: compare value (CMP_SWAP)
- * @swap_add: swap value (CMP_SWAP) or addend (FETCH_ADD)
- * @orig: the value before the operation
+ * eroce_mr_access() - check an access to an MR, and copy
+ * @mr: the MR, looked up by @key (eroce_mr_get())
+ * @key: the lkey or rkey the access names
+ * @pd: the PD of the QP that accesses
+ * @access: the IB_ACCESS_* right it needs; 0 for a local read
+ * @iova: where in @mr
+ * @buf: kernel buffer, or NULL to check [iova, iova + len) only
+ * @len: bytes (at most U32_MAX with @buf)
+ * @to_mr: copy @buf into @mr (else out of it)
  *
- * Return: 0, -EINVAL for a misaligned address, -EFAULT outside the MR.
+ * The check and the copy are one step: a fast-registration MR is
+ * invalidated or registered again either before or after it, never
+ * during.
+ *
+ * Return: 0; -EACCES for the key, the PD, the MR's state or its rights;
+ * -EFAULT for a range outside the MR.
  */
-int eroce_mr_atomic(struct eroce_mr *mr, u64 iova, bool cmp_swap,
-		    u64 compare, u64 swap_add, u64 *orig)
+int eroce_mr_access(struct eroce_mr *mr, u32 key, const struct ib_pd *pd,
+		    int access, u64 iova, void *buf, u64 len, bool to_mr)
+{
+	unsigned long flags;
+	int err;
+
+	if (buf && len > U32_MAX)
+		return -EFAULT;
+	if (mr->type != EROCE_MR_FAST)
+		return eroce_mr_check_copy(mr, key, pd, access, iova, buf, len,
+					   to_mr);
+
+	spin_lock_irqsave(&mr->fast.lock, flags);
+	err = eroce_mr_check_copy(mr, key, pd, access, iova, buf, len, to_mr);
+	spin_unlock_irqrestore(&mr->fast.lock, flags);
+	return err;
+}
+
+/* the read-modify-write of eroce_mr_atomic(); fast-reg MR: lock held */
+static int eroce_mr_atomic_rmw(struct eroce_mr *mr, u32 key,
+			       const struct ib_pd *pd, u64 iova,
+			       bool cmp_swap, u64 compare, u64 swap_add,
+			       u64 *orig)
 {
 	unsigned long flags;
 	u64 val;
 	int err;
 
-	if (iova & 7)
-		return -EINVAL;
+	err = eroce_mr_allowed(mr, key, pd, IB_ACCESS_REMOTE_ATOMIC, iova,
+			       sizeof(val));
+	if (err)
+		return err;
 
 	spin_lock_irqsave(&eroce_atomic_lock, flags);
 	err = eroce_mr_copy(mr, iova, &val, sizeof(val), false);
@@ -113,6 +201,40 @@ int eroce_mr_atomic(struct eroce_mr *mr, u64 iova, bool cmp_swap,
 		err = eroce_mr_copy(mr, iova, &val, sizeof(val), true);
 	}
 	spin_unlock_irqrestore(&eroce_atomic_lock, flags);
+	return err;
+}
+
+/**
+ * eroce_mr_atomic() - execute a remote 64-bit atomic in an MR
+ * @mr: the memory region, looked up by @key
+ * @key: the rkey of the request
+ * @pd: the PD of the responder's QP
+ * @iova: 8-byte aligned address inside @mr
+ * @cmp_swap: compare-and-swap (else fetch-and-add)
+ * @compare: compare value (CMP_SWAP)
+ * @swap_add: swap value (CMP_SWAP) or addend (FETCH_ADD)
+ * @orig: the value before the operation
+ *
+ * Return: 0; -EINVAL for a misaligned address; -EACCES or -EFAULT as
+ * eroce_mr_access() (the right checked is IB_ACCESS_REMOTE_ATOMIC).
+ */
+int eroce_mr_atomic(struct eroce_mr *mr, u32 key, const struct ib_pd *pd,
+		    u64 iova, bool cmp_swap, u64 compare, u64 swap_add,
+		    u64 *orig)
+{
+	unsigned long flags;
+	int err;
+
+	if (iova & 7)
+		return -EINVAL;
+	if (mr->type != EROCE_MR_FAST)
+		return eroce_mr_atomic_rmw(mr, key, pd, iova, cmp_swap,
+					   compare, swap_add, orig);
+
+	spin_lock_irqsave(&mr->fast.lock, flags);
+	err = eroce_mr_atomic_rmw(mr, key, pd, iova, cmp_swap, compare,
+				  swap_add, orig);
+	spin_unlock_irqrestore(&mr->fast.lock, flags);
 	return err;
 }
 
@@ -164,13 +286,10 @@ int eroce_sge_copy(struct eroce_res *res, struct ib_pd *pd,
 			mr = eroce_mr_get(res, sge->lkey);
 			if (!mr)
 				return -EACCES;
-			if (mr->ibmr.pd != pd ||
-			    (to_mem && !(mr->access & IB_ACCESS_LOCAL_WRITE))) {
-				eroce_mr_put(mr);
-				return -EACCES;
-			}
-			err = eroce_mr_copy(mr, sge->addr + it->off, buf, n,
-					    to_mem);
+			err = eroce_mr_access(mr, sge->lkey, pd,
+					      to_mem ? IB_ACCESS_LOCAL_WRITE : 0,
+					      sge->addr + it->off, buf, n,
+					      to_mem);
 			eroce_mr_put(mr);
 			if (err)
 				return err;

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * eroce: memory regions (DMA MRs for kernel consumers, pinned user MRs).
+ * eroce: memory regions (DMA MRs for kernel consumers, pinned user MRs,
+ * fast-registration MRs whose pages kernel consumers register and
+ * invalidate through the send queue).
  *
- * Registration and deregistration run in process context; eroce_mr_get/put
- * run in any context.  Locks: the xa_lock of eroce_res.mr_xa for numbering
- * and removal; lookups run under RCU, which is why MRs are kfree_rcu()'d.
+ * Registration, deregistration, alloc_mr and map_mr_sg run in process
+ * context; eroce_mr_get/put run in any context; eroce_mr_fast_reg() and
+ * eroce_mr_invalidate() in the engines (requester work item, receive
+ * softirq) under the QP's engine lock.  Locks: the xa_lock of
+ * eroce_res.mr_xa for numbering and removal; lookups run under RCU, which
+ * is why MRs are kfree_rcu()'d; a fast-registration MR's fast.lock (irq
+ * safe, innermost) for its state, key, rights and page list.
  *
  * A key dies at once: deregistration removes it from mr_xa, so the next
  * packet or SGE that names it fails its lookup (the responder NAKs it).
@@ -12,9 +18,11 @@
  * copy, never from one packet of a message to the next: dereg waits for
  * a copy in progress at most, whatever the peer does.
  */
+#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #include "eroce.h"
@@ -77,6 +85,7 @@ static int eroce_mr_publish(struct eroce_res *res, struct eroce_mr *mr)
 		return err;
 
 	key = (mr->index << 8) | get_random_u8();
+	mr->key = key;
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	err = xa_err(xa_store(&res->mr_xa, mr->index, mr, GFP_KERNEL));
@@ -91,6 +100,8 @@ static void eroce_mr_free(struct eroce_res *res, struct eroce_mr *mr)
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+	kfree(mr->fast.live.addr);
+	kfree(mr->fast.staged.addr);
 	atomic_dec(&res->num_mr);
 	kfree_rcu(mr, rcu);
 }
@@ -195,23 +206,209 @@ int eroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * Find the MR whose lkey/rkey is @key, with a reference, or NULL.  The
- * caller checks the PD, the access flags and the range.  Any context.
- */
-struct eroce_mr *eroce_mr_get(struct eroce_res *res, u32 key)
+/* the MR numbered @index, with a reference, or NULL; any context */
+static struct eroce_mr *eroce_mr_get_index(struct eroce_res *res, u32 index)
 {
 	struct eroce_mr *mr;
 
 	rcu_read_lock();
-	mr = xa_load(&res->mr_xa, key >> 8);
-	if (mr && (mr->ibmr.lkey != key || !eroce_obj_get(&mr->obj)))
+	mr = xa_load(&res->mr_xa, index);
+	if (mr && !eroce_obj_get(&mr->obj))
 		mr = NULL;
 	rcu_read_unlock();
+	return mr;
+}
+
+/*
+ * Find the MR whose lkey/rkey is @key, with a reference, or NULL.  The
+ * caller checks the PD, the access flags and the range, and for a
+ * fast-registration MR the key again under its lock (eroce_mem.c).  Any
+ * context.
+ */
+struct eroce_mr *eroce_mr_get(struct eroce_res *res, u32 key)
+{
+	struct eroce_mr *mr = eroce_mr_get_index(res, key >> 8);
+
+	if (mr && READ_ONCE(mr->key) != key) {
+		eroce_mr_put(mr);
+		mr = NULL;
+	}
 	return mr;
 }
 
 void eroce_mr_put(struct eroce_mr *mr)
 {
 	eroce_obj_put(&mr->obj);
+}
+
+/* ---- fast registration ------------------------------------------------- */
+
+struct ib_mr *eroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct eroce_res *res = &to_eroce_dev(ibpd->device)->res;
+	struct eroce_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > EROCE_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mr = eroce_mr_alloc(res, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	mr->type = EROCE_MR_FAST;
+	spin_lock_init(&mr->fast.lock);
+	mr->fast.max_pages = max_num_sg;
+	mr->fast.live.addr = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	mr->fast.staged.addr = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	if (!mr->fast.live.addr || !mr->fast.staged.addr) {
+		err = -ENOMEM;
+		goto err_free_mr;
+	}
+
+	err = eroce_mr_publish(res, mr);
+	if (err)
+		goto err_free_mr;
+	return &mr->ibmr;
+
+err_free_mr:
+	eroce_mr_free(res, mr);
+	return ERR_PTR(err);
+}
+
+/* ib_sg_to_pages() callback: one more block of the staged page list */
+static int eroce_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct eroce_mr *mr = to_eroce_mr(ibmr);
+	struct eroce_mr_pages *staged = &mr->fast.staged;
+
+	if (staged->num == mr->fast.max_pages)
+		return -ENOMEM;
+	staged->addr[staged->num++] = addr;
+	return 0;
+}
+
+/*
+ * Stage the page list of the next REG_MR.  eroce uses virtual DMA: the
+ * DMA addresses of @sg are kernel addresses.  Returns the number of @sg
+ * entries mapped, fewer when they need more than max_num_sg blocks.
+ */
+int eroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct eroce_mr *mr = to_eroce_mr(ibmr);
+	struct eroce_mr_pages *staged = &mr->fast.staged;
+	int n;
+
+	if (mr->type != EROCE_MR_FAST)
+		return -EINVAL;
+	if (!is_power_of_2(ibmr->page_size) || ibmr->page_size < SZ_512)
+		return -EINVAL;
+
+	staged->num = 0;
+	staged->shift = ilog2(ibmr->page_size);
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, eroce_mr_set_page);
+	staged->first_offset = ibmr->iova & (ibmr->page_size - 1);
+	return n;
+}
+
+/**
+ * eroce_mr_fast_reg() - execute a REG_MR work request
+ * @res: the device's objects
+ * @pd: the PD of the QP it was posted on
+ * @wqe: the work request; wr.reg has the key, rights, iova and length
+ *
+ * The MR whose index the key names, allocated by eroce_alloc_mr() in
+ * @pd and FREE, becomes VALID under the key with the staged page list.
+ * Context: engine lock held.
+ *
+ * Return: 0; -EACCES for a key of another PD or of an MR that is not a
+ * fast-registration one; -EINVAL for a VALID MR, bad rights, or a range
+ * the staged pages do not cover.
+ */
+int eroce_mr_fast_reg(struct eroce_res *res, struct ib_pd *pd,
+		      const struct eroce_send_wqe *wqe)
+{
+	u32 key = wqe->wr.reg.key;
+	int access = wqe->wr.reg.access;
+	u64 iova = wqe->wr.reg.iova, length = wqe->wr.reg.length;
+	struct eroce_mr_pages *live, *staged;
+	struct eroce_mr *mr;
+	unsigned long flags;
+	int err = 0;
+
+	mr = eroce_mr_get_index(res, key >> 8);
+	if (!mr)
+		return -EACCES;
+	if (mr->type != EROCE_MR_FAST || mr->ibmr.pd != pd) {
+		err = -EACCES;
+		goto out_put;
+	}
+	if (eroce_mr_check_access(access) || iova + length < iova) {
+		err = -EINVAL;
+		goto out_put;
+	}
+
+	live = &mr->fast.live;
+	staged = &mr->fast.staged;
+	spin_lock_irqsave(&mr->fast.lock, flags);
+	if (mr->fast.valid || !staged->num ||
+	    staged->first_offset + length > (u64)staged->num << staged->shift) {
+		err = -EINVAL;
+	} else {
+		memcpy(live->addr, staged->addr,
+		       staged->num * sizeof(*staged->addr));
+		live->num = staged->num;
+		live->shift = staged->shift;
+		live->first_offset = staged->first_offset;
+		WRITE_ONCE(mr->key, key);
+		mr->access = access;
+		mr->iova = iova;
+		mr->length = length;
+		mr->fast.valid = true;
+	}
+	spin_unlock_irqrestore(&mr->fast.lock, flags);
+out_put:
+	eroce_mr_put(mr);
+	return err;
+}
+
+/**
+ * eroce_mr_invalidate() - LOCAL_INV, or a SEND with Invalidate received
+ * @res: the device's objects
+ * @pd: the PD of the QP that asks
+ * @key: the key to invalidate
+ *
+ * A fast-registration MR of @pd registered under @key becomes FREE: when
+ * this returns, no packet reads or writes its pages any more.
+ * Invalidating a FREE MR under its last key again is allowed.
+ * Context: engine lock held.
+ *
+ * Return: 0; -EINVAL when no MR has @key; -EACCES for an MR of another
+ * PD or one that is not a fast-registration MR.
+ */
+int eroce_mr_invalidate(struct eroce_res *res, struct ib_pd *pd, u32 key)
+{
+	struct eroce_mr *mr = eroce_mr_get(res, key);
+	unsigned long flags;
+	int err = 0;
+
+	if (!mr)
+		return -EINVAL;
+	if (mr->type != EROCE_MR_FAST || mr->ibmr.pd != pd) {
+		err = -EACCES;
+		goto out_put;
+	}
+	spin_lock_irqsave(&mr->fast.lock, flags);
+	if (mr->key == key)
+		mr->fast.valid = false;
+	else
+		err = -EINVAL;	/* registered again under a new key */
+	spin_unlock_irqrestore(&mr->fast.lock, flags);
+out_put:
+	eroce_mr_put(mr);
+	return err;
 }

@@ -164,6 +164,15 @@ const char *eroce_opcode_name(u8 opcode)
 		.ud_only = EROCE_OP_UD_##ud,				\
 	}
 
+/* a local operation, on any QP type: no packets */
+#define LOCAL_WR(name_, op, f, wc)					\
+	[op] = {							\
+		.name = #name_,						\
+		.flags = (f) | EROCE_WRF_LOCAL | EROCE_WRF_RC |		\
+			 EROCE_WRF_UD,					\
+		.wc_opcode = wc,					\
+	}
+
 static const struct eroce_wr_info eroce_wr_table[EROCE_WR_OPCODES] = {
 	UD_WR(SEND, 0, SEND,
 	      SEND_ONLY, SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY),
@@ -182,6 +191,9 @@ static const struct eroce_wr_info eroce_wr_table[EROCE_WR_OPCODES] = {
 	   CMP_SWAP, CMP_SWAP, CMP_SWAP, CMP_SWAP),
 	WR(ATOMIC_FETCH_AND_ADD, EROCE_WRF_RDMA | EROCE_WRF_ATOMIC, FETCH_ADD,
 	   FETCH_ADD, FETCH_ADD, FETCH_ADD, FETCH_ADD),
+	LOCAL_WR(LOCAL_INV, IB_UVERBS_WR_LOCAL_INV,
+		 EROCE_WRF_INV | EROCE_WRF_KERNEL, IB_UVERBS_WC_LOCAL_INV),
+	LOCAL_WR(REG_MR, EROCE_WR_REG_MR, EROCE_WRF_KERNEL, EROCE_WC_REG_MR),
 };
 
 const struct eroce_wr_info *eroce_wr_info(u32 opcode)

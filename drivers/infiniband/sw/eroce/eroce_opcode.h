@@ -176,7 +176,17 @@ enum eroce_wrf {
 	EROCE_WRF_RDMA		= BIT(4),	/* names a remote address */
 	EROCE_WRF_IMM		= BIT(5),	/* carries immediate data */
 	EROCE_WRF_INV		= BIT(6),	/* carries an rkey to invalidate */
+	EROCE_WRF_LOCAL		= BIT(7),	/* a local operation: no packet */
+	EROCE_WRF_KERNEL	= BIT(8),	/* kernel QPs only */
 };
+
+/*
+ * The fast registration work request, IB_WR_REG_MR of the kernel (it has
+ * no IB_UVERBS_WR_ value: only kernel consumers post it), and its
+ * completion opcode IB_WC_REG_MR.
+ */
+#define EROCE_WR_REG_MR		0x20
+#define EROCE_WC_REG_MR		8
 
 /*
  * A send work request opcode (IB_UVERBS_WR_*; the kernel's IB_WR_* have
@@ -197,7 +207,7 @@ struct eroce_wr_info {
 	u8 ud_only;			/* UD: its one packet */
 };
 
-#define EROCE_WR_OPCODES	16
+#define EROCE_WR_OPCODES	(EROCE_WR_REG_MR + 1)
 
 /* NULL unless eroce accepts @opcode on some QP type */
 const struct eroce_wr_info *eroce_wr_info(u32 opcode);
@@ -206,6 +216,12 @@ const struct eroce_wr_info *eroce_wr_info(u32 opcode);
 static inline bool eroce_wr_rd_atomic(const struct eroce_wr_info *wi)
 {
 	return wi->flags & (EROCE_WRF_READ | EROCE_WRF_ATOMIC);
+}
+
+/* a local operation (REG_MR, LOCAL_INV): executed, never sent */
+static inline bool eroce_wr_local(const struct eroce_wr_info *wi)
+{
+	return wi->flags & EROCE_WRF_LOCAL;
 }
 
 /* the RC opcode of a packet of a message of @wi */

@@ -28,6 +28,10 @@
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |		\
 	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 
+/* the opcode table spells the kernel-only fast registration itself */
+static_assert(IB_WR_REG_MR == EROCE_WR_REG_MR);
+static_assert(IB_WC_REG_MR == EROCE_WC_REG_MR);
+
 /* IBA 5-bit fields: local ACK timeout, min RNR NAK timer */
 #define EROCE_QP_TIMER_MAX	31
 #define EROCE_QP_RETRY_MAX	7
@@ -573,6 +577,26 @@ static const struct eroce_wr_info *eroce_send_wr_info(enum ib_qp_type type,
 }
 
 /*
+ * REG_MR: the key, rights, iova and length it registers, as the MR has
+ * them when it is posted (ib_map_mr_sg() set iova and length).
+ */
+static int eroce_send_wqe_build_reg(struct eroce_qp *qp,
+				    struct eroce_send_wqe *wqe,
+				    const struct ib_reg_wr *rwr)
+{
+	struct ib_mr *ibmr = rwr->mr;
+
+	if (!ibmr || ibmr->device != qp->ibqp.device ||
+	    rwr->key >> 8 != to_eroce_mr(ibmr)->index)
+		return -EINVAL;
+	wqe->wr.reg.iova = ibmr->iova;
+	wqe->wr.reg.length = ibmr->length;
+	wqe->wr.reg.key = rwr->key;
+	wqe->wr.reg.access = rwr->access;
+	return 0;
+}
+
+/*
  * The opcode-specific part of a send WQE: what @wi, the row of an opcode
  * accepted on this QP, says the work request carries.
  */
@@ -588,6 +612,11 @@ static int eroce_send_wqe_build_ex(struct eroce_qp *qp,
 		wqe->ex = (__force u32)wr->ex.imm_data;
 	else if (wi->flags & EROCE_WRF_INV)
 		wqe->ex = wr->ex.invalidate_rkey;
+
+	if (wr->opcode == IB_WR_REG_MR)
+		return eroce_send_wqe_build_reg(qp, wqe, reg_wr(wr));
+	if (eroce_wr_local(wi))
+		return 0;
 
 	if (wi->flags & EROCE_WRF_ATOMIC) {
 		awr = atomic_wr(wr);
@@ -677,8 +706,8 @@ static int eroce_send_wqe_build(struct eroce_qp *qp, void *slot,
 		wqe->send_flags |= EROCE_SEND_SIGNALED;
 
 	err = eroce_send_wqe_build_ex(qp, wqe, wr, wi);
-	if (err)
-		return err;
+	if (err || eroce_wr_local(wi))
+		return err;	/* a local operation has no payload */
 	return eroce_send_wqe_build_data(qp, wqe, wr);
 }
 

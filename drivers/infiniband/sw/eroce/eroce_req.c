@@ -17,6 +17,11 @@
  * UD (and the GSI QP) send each entry as one packet and complete it once
  * it is handed to the IP stack.
  *
+ * Local operations (REG_MR, LOCAL_INV; kernel QPs only) send nothing: the
+ * requester executes one when it reaches it, so every entry posted after
+ * it sees its effect, and it completes in order, with the entries before
+ * it (eroce_req_local()).
+ *
  * Context: the QP's work item (process context) and, for timer and
  * completions, softirq.  Locks: qp->eng.lock (bottom halves off) for
  * everything here; the SQ consumer_lock and the CQ producer lock nest
@@ -44,6 +49,11 @@ static bool eroce_wqe_is_rd_atomic(const struct eroce_send_wqe *wqe)
 static bool eroce_wqe_is_atomic(const struct eroce_send_wqe *wqe)
 {
 	return eroce_wr_info(wqe->opcode)->flags & EROCE_WRF_ATOMIC;
+}
+
+static bool eroce_wqe_is_local(const struct eroce_send_wqe *wqe)
+{
+	return eroce_wr_local(eroce_wr_info(wqe->opcode));
 }
 
 static const struct eroce_sge *eroce_wqe_sges(const struct eroce_send_wqe *wqe)
@@ -363,6 +373,11 @@ static int eroce_req_fetch(struct eroce_qp *qp)
 	if (!wi || !(wi->flags & (qp->ibqp.qp_type == IB_QPT_RC ?
 				  EROCE_WRF_RC : EROCE_WRF_UD)))
 		return -EINVAL;
+	if (qp->user && (wi->flags & EROCE_WRF_KERNEL))
+		return -EINVAL;
+	if (eroce_wr_local(wi))
+		return wqe->num_sge || (wqe->send_flags & EROCE_SEND_INLINE) ?
+		       -EINVAL : 0;
 
 	if (wqe->send_flags & EROCE_SEND_INLINE) {
 		if (eroce_wqe_is_rd_atomic(wqe) ||
@@ -411,6 +426,33 @@ static int eroce_req_copy_payload(struct eroce_qp *qp, struct eroce_swqe *w,
 }
 
 /*
+ * Is the entry after req->cur a local operation?  It sends nothing, so
+ * the packet before it must ask for the ACK that completes both.  Reads
+ * the ring slot itself when the entry is not fetched yet: a hint only (a
+ * user ring may change under it; user QPs cannot post local operations).
+ */
+static bool eroce_req_local_next(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+	const struct eroce_send_wqe *slot;
+	const struct eroce_wr_info *wi;
+	u32 i = req->cur + 1;
+	u8 opcode;
+
+	if ((s32)(req->head - i) > 0) {
+		opcode = eroce_req_swqe(qp, i)->wqe->opcode;
+	} else {
+		/* pairs with the producer's store-release */
+		if (smp_load_acquire(&qp->sq.ctrl->producer) == i)
+			return false;
+		slot = eroce_ring_slot(&qp->sq, i);
+		opcode = READ_ONCE(slot->opcode);
+	}
+	wi = eroce_wr_info(opcode);
+	return wi && eroce_wr_local(wi);
+}
+
+/*
  * Does the packet at req->psn ask for an ACK?  Every
  * eroce_req_ackreq_every()-th packet does, and the last packet of a
  * message unless it is a first transmission with another entry posted
@@ -430,7 +472,8 @@ static bool eroce_req_ackreq(struct eroce_qp *qp, bool last,
 	if (!last)
 		return false;
 	return retransmit ||
-	       READ_ONCE(qp->sq.ctrl->producer) == req->cur + 1;
+	       READ_ONCE(qp->sq.ctrl->producer) == req->cur + 1 ||
+	       eroce_req_local_next(qp);
 }
 
 /* the next packet of an RC entry, as eroce_req_plan() lays it out */
@@ -660,7 +703,8 @@ bool eroce_req_resend_one(struct eroce_qp *qp, u32 psn)
 		return false;
 	eroce_req_rewind(qp, psn);
 	w = req->cur != req->head ? eroce_req_swqe(qp, req->cur) : NULL;
-	if (!w || !w->psn_valid || eroce_wqe_is_rd_atomic(w->wqe)) {
+	if (!w || !w->psn_valid || eroce_wqe_is_rd_atomic(w->wqe) ||
+	    eroce_wqe_is_local(w->wqe)) {
 		req->cur = cur;
 		req->cur_offset = offset;
 		req->psn = next;
@@ -994,6 +1038,79 @@ static int eroce_req_fetch_next(struct eroce_qp *qp)
 }
 
 /*
+ * Must the local operation @w, at req->cur, wait?  LOCAL_INV, and any
+ * local operation posted with IB_SEND_FENCE, runs once every entry
+ * before it has completed: a send still unacknowledged may have to read
+ * its payload again from the memory being invalidated.
+ */
+static bool eroce_req_local_blocked(struct eroce_qp *qp, struct eroce_swqe *w)
+{
+	if (w->psn_valid)
+		return false;
+	if (w->wqe->opcode != IB_UVERBS_WR_LOCAL_INV &&
+	    !(w->wqe->send_flags & EROCE_SEND_FENCE))
+		return false;
+	return qp->sq.consumer != qp->eng.req.cur;
+}
+
+/**
+ * eroce_req_local() - execute the local operation at req->cur
+ * @qp: the QP
+ * @w: its entry
+ *
+ * It completes in order with the entries before it: at once when there
+ * are none, else with the ACK or response that completes the last of
+ * them (its PSN range is empty, just before req->psn).  A failure is
+ * reported once every entry before it has completed.
+ *
+ * Return: 0 to go on; -EAGAIN to wait for the entries before it; -EIO when
+ * it failed, and the QP with it.
+ */
+static int eroce_req_local(struct eroce_qp *qp, struct eroce_swqe *w)
+{
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	const struct eroce_send_wqe *wqe = w->wqe;
+	struct eroce_req *req = &qp->eng.req;
+	bool reg = wqe->opcode == EROCE_WR_REG_MR;
+	int err;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (w->psn_valid) {
+		/* executed already: the requester went back over it */
+		req->cur++;
+		return 0;
+	}
+	if (eroce_req_local_blocked(qp, w))
+		return -EAGAIN;
+
+	if (reg)
+		err = eroce_mr_fast_reg(&edev->res, qp->ibqp.pd, wqe);
+	else
+		err = eroce_mr_invalidate(&edev->res, qp->ibqp.pd, wqe->ex);
+	if (err) {
+		if (qp->sq.consumer != req->cur)
+			return -EAGAIN;	/* no effect: again when it is due */
+		eroce_stat_inc(edev, EROCE_CNT_LOCAL_OP_ERRORS);
+		eroce_req_complete_tail(qp, eroce_req_errno_status(err));
+		eroce_qp_fatal(qp, 0);
+		return -EIO;
+	}
+	eroce_stat_inc(edev, reg ? EROCE_CNT_FAST_REGS :
+				   EROCE_CNT_LOCAL_INVALIDATIONS);
+
+	w->first_psn = req->psn;
+	w->last_psn = eroce_psn_add(req->psn, EROCE_PSN_MASK);	/* psn - 1 */
+	w->resp_psn = req->psn;
+	w->psn_valid = true;
+	w->done = true;
+	if (qp->sq.consumer == req->cur)
+		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
+	else
+		req->cur++;
+	return 0;
+}
+
+/*
  * May @w, at req->cur and not started, go out now?  Not while
  * max_rd_atomic reads and atomics wait for their responses (for a read or
  * atomic), nor while any does (for a fenced entry).
@@ -1084,6 +1201,14 @@ bool eroce_req_run(struct eroce_qp *qp)
 		}
 
 		w = eroce_req_swqe(qp, req->cur);
+		if (eroce_wqe_is_local(w->wqe)) {
+			err = eroce_req_local(qp, w);
+			if (!err)
+				continue;
+			if (err == -EAGAIN)
+				eroce_rate_stalled(qp);
+			return false;
+		}
 		if (rc && eroce_req_flow_blocked(qp, w)) {
 			eroce_rate_stalled(qp);
 			return false;

@@ -295,55 +295,42 @@ static void eroce_resp_complete_rwqe(struct eroce_qp *qp,
 		      eroce_bth_se(pkt->bth));
 }
 
-/* look up and check the MR a RETH or AtomicETH names */
-static struct eroce_mr *eroce_resp_mr(struct eroce_qp *qp, u32 rkey, u64 va,
-				      u64 len, int access)
+/*
+ * Check (@buf NULL) or copy a range of the MR @rkey names, looked up for
+ * this packet alone: the reference lasts as long as the copy, so
+ * deregistration never waits on a message the peer is slow to finish.
+ * Return: 0, or -EACCES when the QP's or the MR's rights, the key, its PD
+ * or the range do not allow it.
+ */
+static int eroce_resp_mr_access(struct eroce_qp *qp, u32 rkey, u64 va,
+				void *buf, u64 len, int access)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	struct eroce_mr *mr;
+	int err;
 
 	if (!(READ_ONCE(qp->attrs.access_flags) & access))
-		return NULL;
+		return -EACCES;
 	mr = eroce_mr_get(&edev->res, rkey);
 	if (!mr)
-		return NULL;
-	if (mr->ibmr.pd != qp->ibqp.pd || !(mr->access & access) ||
-	    !eroce_mr_range_ok(mr, va, len)) {
-		eroce_mr_put(mr);
-		return NULL;
-	}
-	return mr;
+		return -EACCES;
+	err = eroce_mr_access(mr, rkey, qp->ibqp.pd, access, va, buf, len,
+			      access == IB_ACCESS_REMOTE_WRITE);
+	eroce_mr_put(mr);
+	return err ? -EACCES : 0;
 }
 
-/*
- * Copy between a packet and the MR @rkey names, looked up for this packet
- * alone: the reference lasts as long as the copy, so deregistration never
- * waits on a message the peer is slow to finish.  Return: 0, or -EACCES
- * when the key, its PD, its access rights or the range do not allow it.
- */
 static int eroce_resp_mr_copy(struct eroce_qp *qp, u32 rkey, u64 va,
 			      void *buf, u32 len, int access)
 {
-	struct eroce_mr *mr = eroce_resp_mr(qp, rkey, va, len, access);
-	int err;
-
-	if (!mr)
-		return -EACCES;
-	err = eroce_mr_copy(mr, va, buf, len, access == IB_ACCESS_REMOTE_WRITE);
-	eroce_mr_put(mr);
-	return err ? -EACCES : 0;
+	return eroce_resp_mr_access(qp, rkey, va, buf, len, access);
 }
 
 /* may the MR @rkey names take the whole message?  Checked at its start */
 static bool eroce_resp_mr_ok(struct eroce_qp *qp, u32 rkey, u64 va, u64 len,
 			     int access)
 {
-	struct eroce_mr *mr = eroce_resp_mr(qp, rkey, va, len, access);
-
-	if (!mr)
-		return false;
-	eroce_mr_put(mr);
-	return true;
+	return !eroce_resp_mr_access(qp, rkey, va, NULL, len, access);
 }
 
 /* the opcode must continue the message in progress, or start one */
@@ -404,6 +391,28 @@ struct eroce_resp_ops {
 	bool keep;	/* may wait after a hole (selective repeat) */
 };
 
+/*
+ * SEND with Invalidate: the fast-registration MR of this QP's PD that the
+ * IETH names becomes FREE before the receive completes.  A key that names
+ * no such MR fails the request (IBA 9.9.3, class J): NAK, QP to error.
+ */
+static int eroce_resp_invalidate(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	u32 rkey = eroce_ieth_rkey(eroce_hdr(pkt->info, pkt->bth,
+					     EROCE_HDR_IETH));
+	int err;
+
+	err = eroce_mr_invalidate(&pkt->edev->res, qp->ibqp.pd, rkey);
+	if (err) {
+		eroce_stat_inc(pkt->edev, EROCE_CNT_REMOTE_INV_ERRORS);
+		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
+				 IB_WC_REM_INV_REQ_ERR);
+		return err;
+	}
+	eroce_stat_inc(pkt->edev, EROCE_CNT_REMOTE_INVALIDATIONS);
+	return 0;
+}
+
 /* SEND packets, RC: one PSN each */
 static u32 eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
@@ -430,6 +439,8 @@ static u32 eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return 0;
 	}
 	if (flags & EROCE_OPF_END) {
+		if ((flags & EROCE_OPF_IETH) && eroce_resp_invalidate(qp, pkt))
+			return 0;
 		eroce_resp_complete_rwqe(qp, pkt, IB_WC_RECV, resp->rcv_len,
 					 READ_ONCE(qp->attrs.dest_qp_num), 0);
 		eroce_resp_message_done(qp);
@@ -628,18 +639,21 @@ static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 						   EROCE_HDR_ATMETH);
 	struct eroce_resp *resp = &qp->eng.resp;
 	struct eroce_atomic_res *res;
-	struct eroce_mr *mr;
+	u32 rkey = eroce_atmeth_rkey(atm);
 	u64 va = eroce_atmeth_va(atm);
+	struct eroce_mr *mr;
 	u64 orig;
 	int err;
 
 	if (va & 7)
 		return -EINVAL;
-	mr = eroce_resp_mr(qp, eroce_atmeth_rkey(atm), va, sizeof(u64),
-			   IB_ACCESS_REMOTE_ATOMIC);
+	if (!(READ_ONCE(qp->attrs.access_flags) & IB_ACCESS_REMOTE_ATOMIC))
+		return -EACCES;
+	mr = eroce_mr_get(&pkt->edev->res, rkey);
 	if (!mr)
 		return -EACCES;
-	err = eroce_mr_atomic(mr, va, pkt->opcode == EROCE_OP_RC_CMP_SWAP,
+	err = eroce_mr_atomic(mr, rkey, qp->ibqp.pd, va,
+			      pkt->opcode == EROCE_OP_RC_CMP_SWAP,
 			      eroce_atmeth_compare(atm),
 			      eroce_atmeth_swap_add(atm), &orig);
 	eroce_mr_put(mr);

@@ -26,6 +26,8 @@ const struct ib_device_ops eroce_verbs_ops = {
 	.destroy_ah = eroce_destroy_ah,
 
 	.get_dma_mr = eroce_get_dma_mr,
+	.alloc_mr = eroce_alloc_mr,
+	.map_mr_sg = eroce_map_mr_sg,
 	.reg_user_mr = eroce_reg_user_mr,
 	.dereg_mr = eroce_dereg_mr,
 

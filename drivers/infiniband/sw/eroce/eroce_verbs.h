@@ -105,6 +105,36 @@ struct eroce_ah {
 enum eroce_mr_type {
 	EROCE_MR_DMA,		/* all of kernel memory, kernel PDs only */
 	EROCE_MR_USER,		/* pinned user memory */
+	EROCE_MR_FAST,		/* fast registration (alloc_mr, REG_MR) */
+};
+
+/* most pages one fast-registration MR maps (max_fast_reg_page_list_len) */
+#define EROCE_MAX_FAST_REG_PAGES	512
+
+/* the page list of a fast-registration MR */
+struct eroce_mr_pages {
+	u64 *addr;		/* the kernel address of each block */
+	u32 num;		/* blocks in use */
+	u32 first_offset;	/* of the MR's first byte in block 0 */
+	u8 shift;		/* log2 of the block size */
+};
+
+/*
+ * A fast-registration MR is FREE or VALID.  map_mr_sg() fills the staged
+ * page list (the consumer serialises its own calls); REG_MR, run by the
+ * requester, swaps it in and makes the MR VALID with the key, access,
+ * iova and length of the work request; LOCAL_INV or a remote
+ * invalidation makes it FREE.  Every access to the memory checks the
+ * state, key and rights and copies under the lock, so once an
+ * invalidation returns no packet reads or writes the pages any more.
+ */
+struct eroce_mr_fast {
+	/* guards valid, live and the MR's key, access, iova and length */
+	spinlock_t lock;
+	bool valid;
+	u32 max_pages;
+	struct eroce_mr_pages live;
+	struct eroce_mr_pages staged;
 };
 
 struct eroce_mr {
@@ -112,6 +142,11 @@ struct eroce_mr {
 	struct eroce_obj obj;
 	struct rcu_head rcu;
 	enum eroce_mr_type type;
+	/*
+	 * The key the engines match, never ibmr.lkey/rkey: a consumer
+	 * changes those for its next REG_MR (ib_update_fast_reg_key()).
+	 */
+	u32 key;
 	int access;		/* enum ib_access_flags */
 	u32 index;
 	u64 iova;
@@ -121,6 +156,7 @@ struct eroce_mr {
 	struct page **pages;
 	unsigned long npages;
 	unsigned int page_offset;
+	struct eroce_mr_fast fast;	/* EROCE_MR_FAST */
 };
 
 struct eroce_cq {
@@ -269,6 +305,13 @@ struct ib_mr *eroce_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *eroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int eroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *eroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int eroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int eroce_mr_fast_reg(struct eroce_res *res, struct ib_pd *pd,
+		      const struct eroce_send_wqe *wqe);
+int eroce_mr_invalidate(struct eroce_res *res, struct ib_pd *pd, u32 key);
 struct eroce_mr *eroce_mr_get(struct eroce_res *res, u32 key);
 void eroce_mr_put(struct eroce_mr *mr);
 
