@@ -59,6 +59,19 @@ static bool eroce_opcode_ok(struct eroce_qp *qp, enum ibv_wr_opcode op)
 	return eroce_send_ops(qp->vqp.qp.qp_type) & (1ULL << op);
 }
 
+/*
+ * A work request opcode of the verbs that eroce does not have on any QP
+ * type (LOCAL_INV and BIND_MW: no memory windows yet; TSO; ATOMIC_WRITE):
+ * EOPNOTSUPP, where one the QP type does not take is EINVAL.
+ */
+static bool eroce_opcode_unsupported(enum ibv_wr_opcode op)
+{
+	if ((unsigned int)op > IBV_WR_TSO &&
+	    (unsigned int)op != IBV_WR_ATOMIC_WRITE)
+		return false;
+	return !(eroce_send_ops(IBV_QPT_RC) & (1ULL << op));
+}
+
 static size_t sq_room(struct eroce_qp *qp)
 {
 	return qp->sq.slot_size - sizeof(struct eroce_send_wqe);
@@ -89,7 +102,8 @@ static int eroce_check_send_wr(struct eroce_qp *qp,
 	int i;
 
 	if (!eroce_opcode_ok(qp, wr->opcode))
-		return EINVAL;
+		return eroce_opcode_unsupported(wr->opcode) ? EOPNOTSUPP :
+							 EINVAL;
 	if (wr->num_sge < 0)
 		return EINVAL;
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
@@ -107,9 +121,6 @@ static int eroce_check_send_wr(struct eroce_qp *qp,
 		if (wr->send_flags & IBV_SEND_INLINE)
 			return EINVAL;
 		break;
-	case IBV_WR_LOCAL_INV:
-		/* no memory windows or fast-registration MRs to invalidate */
-		return EINVAL;
 	default:
 		break;
 	}

@@ -139,7 +139,10 @@ static void test_post_send(void)
 	ret = eroce_post_send(&qp->vqp.qp, &wr2, &bad);
 	EXPECT(ret == EINVAL && bad == &wr2);
 	wr2.num_sge = 1;
-	wr2.opcode = IBV_WR_BIND_MW;
+	wr2.opcode = IBV_WR_BIND_MW;		/* no memory windows yet */
+	ret = eroce_post_send(&qp->vqp.qp, &wr2, &bad);
+	EXPECT(ret == EOPNOTSUPP && bad == &wr2);
+	wr2.opcode = (enum ibv_wr_opcode)200;	/* no such opcode */
 	ret = eroce_post_send(&qp->vqp.qp, &wr2, &bad);
 	EXPECT(ret == EINVAL && bad == &wr2);
 	wr2.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;	/* length 10, not 8 */

@@ -632,6 +632,18 @@ static int test_ah(void)
 	CHECK(ah->pd == t.pd);
 	CHECK_RET(ibv_destroy_ah(ah), 0);
 
+	/*
+	 * The bits of the flow label above its 20 are ignored: UCX passes
+	 * ~0 (with a DLID of 0xc000, meaningless on RoCE) for its UD AHs
+	 */
+	av.grh.flow_label = ~0u;
+	av.dlid = 0xc000;
+	av.grh.traffic_class = 106;
+	ah = ibv_create_ah(t.pd, &av);
+	CHECK(ah);
+	CHECK_RET(ibv_destroy_ah(ah), 0);
+	fill_av(&av);
+
 	/* RoCE address handles need a GRH */
 	av.is_global = 0;
 	CHECK_NULL(ibv_create_ah(t.pd, &av), EINVAL);
@@ -784,6 +796,100 @@ static int test_limits(void)
 	CHECK(qp);
 	CHECK(qa.cap.max_send_sge == (uint32_t)t.dev.max_sge);
 	CHECK_RET(ibv_destroy_qp(qp), 0);
+
+	CHECK_RET(ibv_destroy_cq(cq), 0);
+	return KSFT_PASS;
+}
+
+/*
+ * What eroce does not have answers EOPNOTSUPP, never EINVAL or ENOSYS, so
+ * that tools and test suites can tell "not here" from "wrong".
+ */
+static int test_unsupported(void)
+{
+	struct ibv_qp_init_attr qa;
+	struct ibv_wq_init_attr wa;
+	struct ibv_alloc_dm_attr da;
+	union ibv_gid mgid;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	static char buf[4096];
+	enum ibv_qp_type types[] = { IBV_QPT_UC, IBV_QPT_RAW_PACKET };
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+	unsigned int i;
+
+	CHECK_NULL(ibv_alloc_mw(t.pd, IBV_MW_TYPE_1), EOPNOTSUPP);
+	CHECK_NULL(ibv_alloc_mw(t.pd, IBV_MW_TYPE_2), EOPNOTSUPP);
+
+	cq = make_cq(16);
+	CHECK(cq);
+	CHECK_RET(ibv_resize_cq(cq, 64), EOPNOTSUPP);
+
+	mr = ibv_reg_mr(t.pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr);
+	errno = 0;
+	CHECK(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ));
+	CHECK(errno == EOPNOTSUPP);
+	CHECK_RET(ibv_dereg_mr(mr), 0);
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = cq;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		qa.qp_type = types[i];
+		CHECK_NULL(ibv_create_qp(t.pd, &qa), EOPNOTSUPP);
+	}
+	/* XRC QPs and SRQs need an XRC domain first */
+	CHECK_NULL(ibv_open_xrcd(t.ctx, &xa), EOPNOTSUPP);
+
+	qa.qp_type = IBV_QPT_UD;
+	qp = ibv_create_qp(t.pd, &qa);
+	CHECK(qp);
+	memset(&mgid, 0, sizeof(mgid));
+	mgid.raw[0] = 0xff;
+	mgid.raw[15] = 1;
+	CHECK_RET(ibv_attach_mcast(qp, &mgid, 0), EOPNOTSUPP);
+
+	/* a work request eroce lacks, against one the QP type lacks */
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
+					 .port_num = PORT, .qkey = 0x11 };
+		struct ibv_send_wr wr = { .opcode = IBV_WR_LOCAL_INV }, *bad;
+
+		CHECK_RET(ibv_modify_qp(qp, &a, IBV_QP_STATE |
+					IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					IBV_QP_QKEY), 0);
+		CHECK_RET(to_state(qp, IBV_QPS_RTR), 0);
+		a.qp_state = IBV_QPS_RTS;
+		CHECK_RET(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN),
+			  0);
+		CHECK_RET(ibv_post_send(qp, &wr, &bad), EOPNOTSUPP);
+		wr.opcode = IBV_WR_BIND_MW;
+		CHECK_RET(ibv_post_send(qp, &wr, &bad), EOPNOTSUPP);
+		wr.opcode = IBV_WR_ATOMIC_WRITE;
+		CHECK_RET(ibv_post_send(qp, &wr, &bad), EOPNOTSUPP);
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		CHECK_RET(ibv_post_send(qp, &wr, &bad), EINVAL);
+	}
+	CHECK_RET(ibv_destroy_qp(qp), 0);
+
+	memset(&wa, 0, sizeof(wa));
+	wa.wq_type = IBV_WQT_RQ;
+	wa.max_wr = wa.max_sge = 1;
+	wa.pd = t.pd;
+	wa.cq = cq;
+	CHECK_NULL(ibv_create_wq(t.ctx, &wa), EOPNOTSUPP);
+
+	memset(&da, 0, sizeof(da));
+	da.length = 4096;
+	CHECK_NULL(ibv_alloc_dm(t.ctx, &da), EOPNOTSUPP);
 
 	CHECK_RET(ibv_destroy_cq(cq), 0);
 	return KSFT_PASS;
@@ -964,6 +1070,7 @@ static const struct subtest tests[] = {
 	{ "ah", test_ah, true },
 	{ "post_recv_poll_empty", test_post_and_poll_empty, false },
 	{ "limits", test_limits, false },
+	{ "unsupported_eopnotsupp", test_unsupported, false },
 	{ "leak_on_exit", test_leak, true },
 };
 
