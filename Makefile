@@ -16,12 +16,13 @@ VERSION := $(shell cat $(SRCDIR)/VERSION)
 DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
 	linux-image-amd64 linux-headers-amd64 linux-headers-rt-amd64 \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
-	perftest rdmacm-utils iproute2 iperf3 ethtool \
+	perftest rdmacm-utils iproute2 iperf3 ethtool nvme-cli fio \
+	nfs-kernel-server open-iscsi \
 	qemu-system-x86 busybox-static tshark python3-scapy \
 	sparse strace gnuplot-nox \
 	dkms dh-dkms debhelper dpkg-dev fakeroot lintian man-db openssl udev
 
-.PHONY: all modules provider tools install deps check unit vmtest demo bench bench-loss bench-topo lint clean
+.PHONY: all modules provider tools install deps check unit vmtest demo bench bench-loss bench-topo bench-consumers lint clean
 .PHONY: dkms-src dkms-install dkms-remove deb
 
 all: modules provider tools
@@ -127,6 +128,10 @@ bench-loss: deps all
 # perftest between eroce and rdma_rxe in every combination, one guest
 bench-topo: deps all
 	selftests/run_vm.sh --show selftests/bench/topo_guest.sh
+
+# NVMe-oF and NFS over RDMA on eroce and on rdma_rxe, one guest
+bench-consumers: deps all
+	selftests/run_vm.sh --show selftests/bench/consumers_guest.sh
 
 # style checks need the kernel source (checkpatch.pl)
 lint:

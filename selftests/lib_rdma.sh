@@ -5,6 +5,9 @@
 # lib.sh.
 #   setup           eroce_pair_setup (ns1/eroce1 <-> ns2/eroce2 over veth),
 #                   rxe_pair_setup (rxe1 <-> rxe2, policy-routed veth),
+#                   routed_veth_pair (two devices in the initial namespace
+#                   over a veth), eroce_routed_setup (eroce1 <-> eroce2
+#                   on it),
 #                   gid_index_of DEV ADDR
 #   traffic         srv_cli (server in one namespace, client in another,
 #                   both must exit 0, output kept), tcp_listening,
@@ -62,24 +65,50 @@ eroce_links_setup() {
 	return 0
 }
 
-# rxe_pair_setup: rxe1 (vr1 198.18.1.1) <-> rxe2 (vr2 198.18.1.2), both
-# veth ends in the initial namespace.  Locally generated packets
-# from one end's address to the other's are routed out of the veth (rules
-# at pref 100/101, before the local table, which moves to pref 1000);
-# arriving packets are then local (accept_local, no rp_filter).
-rxe_pair_setup() {
-	local d
-	rxe_load && veth_add "" vr1 "" vr2 &&
-		addr_add "" vr1 198.18.1.1/24 && addr_add "" vr2 198.18.1.2/24 || return
-	for d in all default vr1 vr2; do
+# routed_veth_pair DEV1 IP1 DEV2 IP2 TABLE: a veth pair DEV1 (IP1/24) <->
+# DEV2 (IP2/24), both ends in the initial namespace.  Locally generated
+# packets from one end's address to the other's are routed out of the
+# veth (rules at pref TABLE and TABLE+1, looking up tables of the same
+# numbers, before the local table, which moves to pref 1000); arriving
+# packets are then local (accept_local, no rp_filter).  Two devices in the
+# initial namespace, where the kernel's consumers (nvmet, nfsd) live,
+# then talk over a real link.
+routed_veth_pair() {
+	local d1=$1 a1=$2 d2=$3 a2=$4 t=$5 d
+	veth_add "" "$d1" "" "$d2" &&
+		addr_add "" "$d1" "$a1/24" && addr_add "" "$d2" "$a2/24" || return
+	for d in all default "$d1" "$d2"; do
 		sysctl -qw "net.ipv4.conf.$d.rp_filter=0" "net.ipv4.conf.$d.accept_local=1" || return
 	done
-	ip route add 198.18.1.2/32 dev vr1 src 198.18.1.1 table 100 &&
-		ip route add 198.18.1.1/32 dev vr2 src 198.18.1.2 table 101 &&
-		ip rule add pref 100 iif lo from 198.18.1.1 to 198.18.1.2 lookup 100 &&
-		ip rule add pref 101 iif lo from 198.18.1.2 to 198.18.1.1 lookup 101 &&
-		ip rule add pref 1000 lookup local &&
-		ip rule del pref 0 lookup local || return
+	ip route add "$a2/32" dev "$d1" src "$a1" table "$t" &&
+		ip route add "$a1/32" dev "$d2" src "$a2" table $((t + 1)) &&
+		ip rule add pref "$t" iif lo from "$a1" to "$a2" lookup "$t" &&
+		ip rule add pref $((t + 1)) iif lo from "$a2" to "$a1" lookup $((t + 1)) || return
+	if ip rule show pref 0 | grep -q 'lookup local'; then
+		ip rule add pref 1000 lookup local && ip rule del pref 0 lookup local || return
+	fi
+}
+
+# eroce_routed_setup: eroce.ko from the tree, eroce1 (nve1 198.18.4.1) and
+# eroce2 (nve2 198.18.4.2) in the initial namespace on routed_veth_pair,
+# ports active, IPv4 GIDs present, neighbours resolved
+eroce_routed_setup() {
+	eroce_load && routed_veth_pair nve1 198.18.4.1 nve2 198.18.4.2 110 &&
+		rdma link add eroce1 type eroce netdev nve1 &&
+		rdma link add eroce2 type eroce netdev nve2 &&
+		wait_for 30 port_state_is eroce1 "4: ACTIVE" &&
+		wait_for 30 port_state_is eroce2 "4: ACTIVE" &&
+		wait_for 30 has_gid eroce1 "$(ipv4_gid 198.18.4.1)" &&
+		wait_for 30 has_gid eroce2 "$(ipv4_gid 198.18.4.2)" || return
+	# shellcheck disable=SC2086
+	$PING -c 1 -W 2 -I 198.18.4.1 198.18.4.2 >/dev/null 2>&1
+	return 0
+}
+
+# rxe_pair_setup: rxe1 (vr1 198.18.1.1) <-> rxe2 (vr2 198.18.1.2) on
+# routed_veth_pair.
+rxe_pair_setup() {
+	rxe_load && routed_veth_pair vr1 198.18.1.1 vr2 198.18.1.2 100 || return
 	rxe_add rxe1 vr1 && rxe_add rxe2 vr2 &&
 		wait_for 10 port_state_is rxe1 "4: ACTIVE" &&
 		wait_for 10 port_state_is rxe2 "4: ACTIVE" &&
