@@ -5,7 +5,8 @@
 # guest by selftests/run_vm.sh, as root, EROCE_ROOT = project root).
 #   KTAP output     ktap_plan, ktap_ok, ktap_fail, ktap_skip, ktap_result,
 #                   ktap_check, ktap_check_fails, ktap_diag, ktap_finish,
-#                   ktap_bail, require, run (output kept in LAST_OUT)
+#                   ktap_bail, require, run (output kept in LAST_OUT),
+#                   ktap_results (one subtest per "result:" line)
 #   polling         wait_for SECS CMD...
 #   debug kernel    DEBUG_KERNEL, tmo, debug_scaled, ktap_bound,
 #                   debug_subset, debug_leaves_out (DEBUG_KEEP)
@@ -88,6 +89,33 @@ run() {
 	local rc=0
 	LAST_OUT=$("$@" 2>&1) || rc=$?
 	return $rc
+}
+
+# ktap_results PREFIX N CMD...: run a test program that prints one
+# "result: NAME ok|FAIL DETAILS" line per expectation and "# ..." lines of
+# its own; each result is a subtest PREFIX_NAME, its "#" lines are
+# diagnostics, and results missing from the first N (the program died)
+# fail one subtest each
+ktap_results() {
+	local prefix=$1 n=$2 rc=0 got=0 name verdict rest l; shift 2
+	run "$@" || rc=$?
+	grep '^#' <<<"$LAST_OUT" | head -n 20 | while read -r l; do ktap_diag "$prefix: ${l#\# }"; done
+	while read -r _ name verdict rest; do
+		got=$((got + 1))
+		if [ "$verdict" = ok ]; then
+			ktap_diag "$rest"
+			ktap_ok "${prefix}_$name"
+		else
+			ktap_fail "${prefix}_$name" "$rest"
+		fi
+	done < <(grep '^result:' <<<"$LAST_OUT")
+	if [ "$got" -lt "$n" ]; then
+		ktap_diag "$prefix: exit status $rc; $(grep -v '^result:' <<<"$LAST_OUT" | tail -n 5)"
+		while [ "$got" -lt "$n" ]; do
+			got=$((got + 1))
+			ktap_fail "${prefix}_missing_$got" "no result $got (exit status $rc)"
+		done
+	fi
 }
 
 # ktap_check NAME CMD...: ok when CMD succeeds; otherwise show its output

@@ -63,25 +63,7 @@ TOOL="$EROCE_ROOT/selftests/tools/eroce_lifetime"
 # lt MODE N: run one mode; its N "result:" lines become subtests, a
 # missing one fails
 lt() {
-	local mode=$1 n=$2 rc=0 got=0 name verdict rest
-	run timeout -k 5 150 "$TOOL" "$mode" eroce1 "$G1" eroce2 "$G2" || rc=$?
-	grep '^#' <<<"$LAST_OUT" | head -n 20 | while read -r l; do ktap_diag "$mode: ${l#\# }"; done
-	while read -r _ name verdict rest; do
-		got=$((got + 1))
-		if [ "$verdict" = ok ]; then
-			ktap_diag "$rest"
-			ktap_ok "${mode//-/_}_$name"
-		else
-			ktap_fail "${mode//-/_}_$name" "$rest"
-		fi
-	done < <(grep '^result:' <<<"$LAST_OUT")
-	if [ "$got" -lt "$n" ]; then
-		ktap_diag "$mode: exit status $rc; $(grep -v '^result:' <<<"$LAST_OUT" | tail -n 5)"
-		while [ "$got" -lt "$n" ]; do
-			got=$((got + 1))
-			ktap_fail "${mode//-/_}_missing_$got" "eroce_lifetime $mode gave no result $got (exit status $rc)"
-		done
-	fi
+	ktap_results "${1//-/_}" "$2" timeout -k 5 150 "$TOOL" "$1" eroce1 "$G1" eroce2 "$G2"
 }
 
 # vlan_gone_under_sr: the VLAN device under a selective-repeat transfer

@@ -69,26 +69,13 @@
 #include <infiniband/verbs.h>
 
 #include "eroce.h"
+#include "tool_pair.h"
 #include "tool_util.h"
 
 #define BIG_LEN		(4u << 20)
 #define SQ_DEPTH	1024
 #define MSG_LEN		256
 #define QKEY		0x11111111u
-
-struct side {
-	const char *name;
-	int gid_index;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_comp_channel *chan;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	union ibv_gid gid;
-	enum ibv_mtu mtu;
-};
 
 static struct {
 	unsigned int rate_kbps;
@@ -119,117 +106,40 @@ static void result(const char *name, bool ok, const char *fmt, ...)
 		failures++;
 }
 
-static void side_open(struct side *s, bool events)
+/* the shared helpers (tool_pair.h) with this program's sizes */
+static void side_open(struct eroce_side *s, bool events)
 {
-	struct ibv_port_attr pattr;
-
-	s->ctx = eroce_open_device(s->name);
-	if (!s->ctx)
-		eroce_die("ibv_open_device %s: %s", s->name, strerror(errno));
-	if (ibv_query_port(s->ctx, 1, &pattr))
-		eroce_die("ibv_query_port %s", s->name);
-	s->mtu = pattr.active_mtu;
-	if (ibv_query_gid(s->ctx, 1, s->gid_index, &s->gid))
-		eroce_die("ibv_query_gid %s %d", s->name, s->gid_index);
-	s->pd = ibv_alloc_pd(s->ctx);
-	if (events)
-		s->chan = ibv_create_comp_channel(s->ctx);
-	s->cq = s->pd ? ibv_create_cq(s->ctx, 4 * SQ_DEPTH, NULL, s->chan, 0) :
-			NULL;
-	if (!s->cq || (events && !s->chan))
-		eroce_die("pd/cq on %s: %s", s->name, strerror(errno));
-	s->buf = aligned_alloc(4096, BIG_LEN);
-	if (!s->buf)
-		eroce_die("out of memory");
-	memset(s->buf, 0, BIG_LEN);
-	s->mr = ibv_reg_mr(s->pd, s->buf, BIG_LEN,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ);
-	if (!s->mr)
-		eroce_die("ibv_reg_mr on %s: %s", s->name, strerror(errno));
+	eroce_side_open(s, events, BIG_LEN, 4 * SQ_DEPTH);
 }
 
-static struct ibv_qp *qp_create(struct side *s, enum ibv_qp_type type,
+static struct ibv_qp *qp_create(struct eroce_side *s, enum ibv_qp_type type,
 				struct ibv_srq *srq)
 {
-	struct ibv_qp_init_attr qattr = {
-		.qp_type = type,
-		.send_cq = s->cq,
-		.recv_cq = s->cq,
-		.srq = srq,
-		.sq_sig_all = 1,
-		.cap = { .max_send_wr = SQ_DEPTH, .max_recv_wr = srq ? 0 : SQ_DEPTH,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ibv_qp *qp = ibv_create_qp(s->pd, &qattr);
-
-	if (!qp)
-		eroce_die("ibv_create_qp on %s: %s", s->name, strerror(errno));
-	return qp;
+	return eroce_side_qp(s, type, srq, SQ_DEPTH);
 }
 
-static void to_init(struct side *s, struct ibv_qp *qp)
+static void to_init(struct eroce_side *s, struct ibv_qp *qp)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
-		.qkey = QKEY,
-	};
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-
-	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
-	if (ibv_modify_qp(qp, &a, mask))
-		eroce_die("%s: to INIT: %s", s->name, strerror(errno));
+	eroce_qp_to_init(s, qp, QKEY);
 }
 
-static void to_rtr(struct side *s, struct ibv_qp *qp, struct side *peer,
-		   uint32_t psn)
+static void to_rtr(struct eroce_side *s, struct ibv_qp *qp,
+		   struct eroce_side *peer, uint32_t psn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
-
-	if (qp->qp_type == IBV_QPT_UD) {
-		if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-			eroce_die("%s: to RTR: %s", s->name, strerror(errno));
-		return;
-	}
-	a.path_mtu = s->mtu < peer->mtu ? s->mtu : peer->mtu;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = psn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = s->gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		eroce_die("%s: to RTR: %s", s->name, strerror(errno));
+	eroce_qp_to_rtr(s, qp, peer, psn);
 }
 
-static void to_rts(struct side *s, struct ibv_qp *qp, uint32_t psn)
+static void to_rts(struct eroce_side *s, struct ibv_qp *qp, uint32_t psn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS,
-		.timeout = 14,
-		.retry_cnt = opt.retry_cnt,
-		.rnr_retry = 7,
-		.sq_psn = psn,
-		.max_rd_atomic = 4,
-	};
-	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-
-	if (qp->qp_type == IBV_QPT_RC)
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	if (ibv_modify_qp(qp, &a, mask))
-		eroce_die("%s: to RTS: %s", s->name, strerror(errno));
+	eroce_qp_to_rts(s, qp, psn, opt.retry_cnt);
 }
 
-static void to_state(struct side *s, struct ibv_qp *qp, enum ibv_qp_state st)
+static int poll_one(struct eroce_side *s, double secs, struct ibv_wc *wc)
+{
+	return eroce_side_poll(s, secs, wc);
+}
+
+static void to_state(struct eroce_side *s, struct ibv_qp *qp, enum ibv_qp_state st)
 {
 	struct ibv_qp_attr a = { .qp_state = st };
 
@@ -238,7 +148,7 @@ static void to_state(struct side *s, struct ibv_qp *qp, enum ibv_qp_state st)
 }
 
 /* RC A <-> B, both in RTS, starting at @psn */
-static void rc_connect(struct side *a, struct side *b, uint32_t psn)
+static void rc_connect(struct eroce_side *a, struct eroce_side *b, uint32_t psn)
 {
 	to_init(a, a->qp);
 	to_init(b, b->qp);
@@ -248,7 +158,7 @@ static void rc_connect(struct side *a, struct side *b, uint32_t psn)
 	to_rts(b, b->qp, psn);
 }
 
-static void set_rate(struct side *s, unsigned int kbps)
+static void set_rate(struct eroce_side *s, unsigned int kbps)
 {
 	struct ibv_qp_rate_limit_attr r = { .rate_limit = kbps };
 
@@ -257,7 +167,7 @@ static void set_rate(struct side *s, unsigned int kbps)
 		    strerror(errno));
 }
 
-static int post_rdma(struct side *s, struct side *peer, enum ibv_wr_opcode op,
+static int post_rdma(struct eroce_side *s, struct eroce_side *peer, enum ibv_wr_opcode op,
 		     uint32_t len, uint64_t id)
 {
 	struct ibv_sge sge = {
@@ -279,9 +189,9 @@ static int post_rdma(struct side *s, struct side *peer, enum ibv_wr_opcode op,
  * what the doorbell's budget leaves while this thread goes on.  UD: SENDs
  * to @ah, @qpn; RC: WRITEs into @peer's buffer.
  */
-static int post_send_list(struct side *s, struct ibv_qp *qp, unsigned int n,
+static int post_send_list(struct eroce_side *s, struct ibv_qp *qp, unsigned int n,
 			  uint32_t len, uint64_t id, struct ibv_ah *ah,
-			  uint32_t qpn, struct side *peer)
+			  uint32_t qpn, struct eroce_side *peer)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)s->buf, .length = len, .lkey = s->mr->lkey,
@@ -314,7 +224,7 @@ static int post_send_list(struct side *s, struct ibv_qp *qp, unsigned int n,
 }
 
 /* SEND @len bytes from @off of s->buf (UD: to @ah, @qpn) */
-static int post_send(struct side *s, struct ibv_qp *qp, uint32_t off,
+static int post_send(struct eroce_side *s, struct ibv_qp *qp, uint32_t off,
 		     uint32_t len, uint64_t id, struct ibv_ah *ah,
 		     uint32_t qpn)
 {
@@ -333,7 +243,7 @@ static int post_send(struct side *s, struct ibv_qp *qp, uint32_t off,
 	return ibv_post_send(qp, &wr, &bad);
 }
 
-static int post_recv(struct side *s, struct ibv_qp *qp, uint32_t off,
+static int post_recv(struct eroce_side *s, struct ibv_qp *qp, uint32_t off,
 		     uint32_t len, uint64_t id)
 {
 	struct ibv_sge sge = {
@@ -346,25 +256,8 @@ static int post_recv(struct side *s, struct ibv_qp *qp, uint32_t off,
 	return ibv_post_recv(qp, &wr, &bad);
 }
 
-/* the next completion on s->cq within @secs; -1 on timeout */
-static int poll_one(struct side *s, double secs, struct ibv_wc *wc)
-{
-	double end = eroce_now() + secs;
-	int n;
-
-	do {
-		n = ibv_poll_cq(s->cq, 1, wc);
-		if (n < 0)
-			eroce_die("%s: ibv_poll_cq failed", s->name);
-		if (n)
-			return 0;
-		usleep(200);
-	} while (eroce_now() < end);
-	return -1;
-}
-
 /* completions until @secs pass with none */
-static unsigned int drain_cq(struct side *s, double secs)
+static unsigned int drain_cq(struct eroce_side *s, double secs)
 {
 	struct ibv_wc wc;
 	unsigned int n = 0;
@@ -375,7 +268,7 @@ static unsigned int drain_cq(struct side *s, double secs)
 }
 
 /* an async event of @type on s->ctx within @secs; others are acked */
-static bool wait_event(struct side *s, enum ibv_event_type type, double secs)
+static bool wait_event(struct eroce_side *s, enum ibv_event_type type, double secs)
 {
 	double end = eroce_now() + secs;
 	struct ibv_async_event ev;
@@ -421,9 +314,9 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 	return a.qp_state;
 }
 
-static void run_dereg(struct side *a, struct side *b, bool read)
+static void run_dereg(struct eroce_side *a, struct eroce_side *b, bool read)
 {
-	struct side *src = read ? b : a, *dst = read ? a : b;
+	struct eroce_side *src = read ? b : a, *dst = read ? a : b;
 	struct ibv_wc wc;
 	double t0, ms;
 	int err;
@@ -478,7 +371,7 @@ static void pin_away_from(struct ibv_qp *qp)
 		printf("# sched_setaffinity: %s\n", strerror(errno));
 }
 
-static void run_reset_ud(struct side *a, struct side *b)
+static void run_reset_ud(struct eroce_side *a, struct eroce_side *b)
 {
 	struct ibv_ah_attr ah_attr = {
 		.is_global = 1,
@@ -497,7 +390,7 @@ static void run_reset_ud(struct side *a, struct side *b)
 	if (!ah)
 		eroce_die("ibv_create_ah: %s", strerror(errno));
 	for (i = 0; i < 2; i++) {
-		struct side *s = i ? b : a;
+		struct eroce_side *s = i ? b : a;
 
 		to_init(s, s->qp);
 		to_rtr(s, s->qp, NULL, 0);
@@ -553,7 +446,7 @@ static void run_reset_ud(struct side *a, struct side *b)
 	ibv_destroy_ah(ah);
 }
 
-static void run_reset_rc(struct side *a, struct side *b)
+static void run_reset_rc(struct eroce_side *a, struct eroce_side *b)
 {
 	unsigned int i, posted = 0, got = 0, bad = 0, round;
 	struct ibv_wc wc;
@@ -602,7 +495,7 @@ static void run_reset_rc(struct side *a, struct side *b)
 	       posted, bad, i);
 }
 
-static void run_events(struct side *a, struct side *b)
+static void run_events(struct eroce_side *a, struct eroce_side *b)
 {
 	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 16, .max_sge = 1 } };
 	struct ibv_srq *srq;
@@ -659,7 +552,7 @@ static void run_events(struct side *a, struct side *b)
 	ibv_destroy_srq(srq);
 }
 
-static void run_solicited_err(struct side *a, struct side *b)
+static void run_solicited_err(struct eroce_side *a, struct eroce_side *b)
 {
 	struct pollfd pfd = { .fd = a->chan->fd, .events = POLLIN };
 	struct ibv_cq *ev_cq;
@@ -689,7 +582,7 @@ static void run_solicited_err(struct side *a, struct side *b)
 	       "the receive completed with a flush error");
 }
 
-static void run_timer_race(struct side *a, struct side *b)
+static void run_timer_race(struct eroce_side *a, struct eroce_side *b)
 {
 	uint32_t len = 3 * (128u << (a->mtu < b->mtu ? a->mtu : b->mtu));
 	struct ibv_wc wc = {};
@@ -712,7 +605,7 @@ static void run_timer_race(struct side *a, struct side *b)
 	       ibv_wc_status_str(wc.status) : "no completion in 30 s");
 }
 
-static void run_corrupt_sq(struct side *a, struct side *b)
+static void run_corrupt_sq(struct eroce_side *a, struct eroce_side *b)
 {
 	struct eroce_ring *sq;
 	struct ibv_qp_init_attr init;
@@ -755,7 +648,7 @@ static void run_corrupt_sq(struct side *a, struct side *b)
 }
 
 /* write one WQE with @opcode into A's SQ directly, and ring */
-static void post_raw_opcode(struct side *a, uint8_t opcode, uint64_t wr_id)
+static void post_raw_opcode(struct eroce_side *a, uint8_t opcode, uint64_t wr_id)
 {
 	struct eroce_ring *sq = &to_eqp(a->qp)->sq;
 	struct eroce_send_wqe *wqe;
@@ -776,7 +669,7 @@ static void post_raw_opcode(struct side *a, uint8_t opcode, uint64_t wr_id)
 		eroce_die("doorbell: %s", strerror(err));
 }
 
-static void run_kernel_op(struct side *a, struct side *b)
+static void run_kernel_op(struct eroce_side *a, struct eroce_side *b)
 {
 	static const struct { const char *name; uint8_t opcode; } ops[] = {
 		{ "reg_mr", 0x20 },		/* IB_WR_REG_MR */
@@ -827,7 +720,7 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ }
 	};
-	struct side a = {}, b = {};
+	struct eroce_side a = {}, b = {};
 	const char *mode;
 	int c;
 
