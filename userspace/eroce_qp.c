@@ -32,6 +32,10 @@ enum {
 			    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
 			    IBV_QP_EX_WITH_SEND_WITH_INV,
+	EROCE_UC_SEND_OPS = IBV_QP_EX_WITH_RDMA_WRITE |
+			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			    IBV_QP_EX_WITH_SEND |
+			    IBV_QP_EX_WITH_SEND_WITH_IMM,
 	EROCE_UD_SEND_OPS = IBV_QP_EX_WITH_SEND |
 			    IBV_QP_EX_WITH_SEND_WITH_IMM,
 	EROCE_QP_COMP_MASK = IBV_QP_INIT_ATTR_PD |
@@ -44,6 +48,8 @@ static uint64_t eroce_send_ops(enum ibv_qp_type type)
 	switch (type) {
 	case IBV_QPT_RC:
 		return EROCE_RC_SEND_OPS;
+	case IBV_QPT_UC:
+		return EROCE_UC_SEND_OPS;
 	case IBV_QPT_UD:
 		return EROCE_UD_SEND_OPS;
 	default:

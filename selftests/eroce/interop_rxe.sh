@@ -4,14 +4,14 @@
 #
 # interop_rxe.sh: eroce talks standard RoCEv2 to the upstream soft-RoCE,
 # rdma_rxe, in both directions (eroce server / rxe client, then rxe server /
-# eroce client): ibv_rc_pingpong -c, ibv_ud_pingpong -c, ib_write_bw,
-# ib_read_bw, ib_send_bw, ib_atomic_bw, ib_send_lat, rping -V.  rdma_rxe in
-# 6.1 owns UDP 4791 in the initial namespace only, so rxe0 sits on vethR in
-# the initial namespace and eroce1 on vethE in ns1.  Both must exit 0;
-# afterwards neither side dropped a packet as malformed (bad ICRC, header,
-# opcode) and no QP ran out of retries.  On the debug kernel every tool
-# runs 1/8 of its iterations (perftest 25, pingpong 6), rping half of its
-# 10, and only a subset runs (DEBUG_KEEP below).
+# eroce client): ibv_rc_pingpong -c, ibv_ud_pingpong -c, ibv_uc_pingpong -c,
+# ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw, ib_send_lat, rping -V.
+# rdma_rxe in 6.1 owns UDP 4791 in the initial namespace only, so rxe0 sits
+# on vethR in the initial namespace and eroce1 on vethE in ns1.  Both must
+# exit 0; afterwards neither side dropped a packet as malformed (bad ICRC,
+# header, opcode) and no QP ran out of retries.  On the debug kernel every
+# tool runs 1/8 of its iterations (perftest 25, pingpong 6), rping half of
+# its 10, and only a subset runs (DEBUG_KEEP below).
 # Run: selftests/run_vm.sh selftests/eroce/interop_rxe.sh
 #
 #   init: vethR 198.18.1.1/24 (rxe0)  <--veth-->  ns1: vethE 198.18.1.2/24 (eroce1)
@@ -84,6 +84,7 @@ run_dir() {
 	CHECK='out_has "[0-9]+ iters in [0-9.]+ seconds"'
 	both rc_pingpong "$d" ibv_rc_pingpong -g -n "$N50" -c
 	both ud_pingpong "$d" ibv_ud_pingpong -g -n "$N50" -c
+	both uc_pingpong "$d" ibv_uc_pingpong -g -n "$N50" -c
 
 	CHECK=perftest_ok
 	both ib_write_bw "$d" ib_write_bw -x -n "$N" -s 65536
@@ -122,7 +123,7 @@ rxe_counters_ok() {
 	[ -z "$bad" ]
 }
 
-ktap_plan 18
+ktap_plan 20
 require setup
 GE=$(gid_index_of eroce1 $EROCE_IP)
 GR=$(gid_index_of rxe0 $RXE_IP)

@@ -815,7 +815,7 @@ static int test_unsupported(void)
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	static char buf[4096];
-	enum ibv_qp_type types[] = { IBV_QPT_UC, IBV_QPT_RAW_PACKET };
+	enum ibv_qp_type types[] = { IBV_QPT_RAW_PACKET };
 	struct ibv_xrcd_init_attr xa = {
 		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
 		.fd = -1,

@@ -12,7 +12,10 @@
 static const u8 valid_ops[] = {
 	0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
 	0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x16,
-	0x17, 0x64, 0x65, 0x81,
+	0x17,
+	0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2a,
+	0x2b,
+	0x64, 0x65, 0x81,
 };
 
 static bool expect_valid(unsigned int op)
@@ -64,6 +67,8 @@ static void test_all_256(void)
 
 static void test_lengths_and_offsets(void)
 {
+	static const u32 transports = EROCE_OPF_RC | EROCE_OPF_UC |
+				      EROCE_OPF_UD | EROCE_OPF_CNP;
 	size_t i;
 	int h;
 
@@ -94,20 +99,34 @@ static void test_lengths_and_offsets(void)
 		/* the transport in the top three bits matches the flags */
 		switch (op & EROCE_OP_TRANSPORT_MASK) {
 		case EROCE_OP_RC:
-			CHECK((info->flags & (EROCE_OPF_RC | EROCE_OPF_UD |
-					      EROCE_OPF_CNP)) == EROCE_OPF_RC);
+			CHECK((info->flags & transports) == EROCE_OPF_RC);
 			CHECK(!strncmp(info->name, "RC_", 3));
 			break;
+		case EROCE_OP_UC: {
+			/* the twin of the RC SEND or WRITE opcode */
+			const struct eroce_opcode_info *rc =
+				eroce_opcode_info(op & ~EROCE_OP_TRANSPORT_MASK);
+
+			CHECK((info->flags & transports) == EROCE_OPF_UC);
+			CHECK(!strncmp(info->name, "UC_", 3));
+			CHECK(rc && !strcmp(rc->name + 3, info->name + 3) &&
+			      (rc->flags & ~EROCE_OPF_RC) ==
+			      (info->flags & ~EROCE_OPF_UC) &&
+			      rc->hdr_len == info->hdr_len &&
+			      rc->resp == info->resp);
+			CHECK(info->flags & (EROCE_OPF_SEND | EROCE_OPF_WRITE));
+			break;
+		}
 		case EROCE_OP_UD:
-			CHECK((info->flags & (EROCE_OPF_RC | EROCE_OPF_UD |
-					      EROCE_OPF_CNP)) == EROCE_OPF_UD);
+			CHECK((info->flags & transports) == EROCE_OPF_UD);
 			CHECK(info->flags & EROCE_OPF_DETH);
 			CHECK(!strncmp(info->name, "UD_", 3));
 			break;
 		default:
 			CHECK_EQ(op, EROCE_OP_CNP);
 			CHECK(info->flags & EROCE_OPF_CNP);
-			CHECK(!(info->flags & (EROCE_OPF_RC | EROCE_OPF_UD)));
+			CHECK(!(info->flags & (EROCE_OPF_RC | EROCE_OPF_UC |
+					       EROCE_OPF_UD)));
 			break;
 		}
 
@@ -295,7 +314,11 @@ static void test_spot_checks(void)
 	i = eroce_opcode_info(EROCE_OP_CNP);
 	CHECK(i && i->hdr_len == 28 && !(i->flags & EROCE_OPF_PAYLOAD));
 	CHECK(!eroce_opcode_info(0x15));	/* reserved in RC */
-	CHECK(!eroce_opcode_info(0x20));	/* UC: not supported */
+	i = eroce_opcode_info(EROCE_OP_UC_WRITE_ONLY_IMM);
+	CHECK(i && i->hdr_len == 32 && i->offset[EROCE_HDR_RETH] == 12 &&
+	      i->offset[EROCE_HDR_IMMDT] == 28 && (i->flags & EROCE_OPF_UC));
+	CHECK(!eroce_opcode_info(0x2c));	/* no UC READ */
+	CHECK(!eroce_opcode_info(0x31));	/* no UC ACK */
 	CHECK(!eroce_opcode_info(0x63));
 	CHECK(!eroce_opcode_info(0x80));
 	CHECK(!eroce_opcode_info(0xff));
@@ -306,7 +329,9 @@ static void test_wr_table(void)
 {
 	static const u32 kinds = EROCE_OPF_SEND | EROCE_OPF_WRITE |
 				 EROCE_OPF_READ | EROCE_OPF_ATOMIC;
-	unsigned int op, accepted = 0, locals = 0;
+	static const u32 qp_types = EROCE_WRF_RC | EROCE_WRF_UC |
+				    EROCE_WRF_UD;
+	unsigned int op, accepted = 0, locals = 0, uc = 0;
 
 	for (op = 0; op < 64; op++) {
 		const struct eroce_wr_info *wi = eroce_wr_info(op);
@@ -317,8 +342,7 @@ static void test_wr_table(void)
 		accepted++;
 		if (eroce_wr_local(wi)) {
 			/* executed by the requester: no packet, no payload */
-			CHECK((wi->flags & (EROCE_WRF_RC | EROCE_WRF_UD)) ==
-			      (EROCE_WRF_RC | EROCE_WRF_UD));
+			CHECK((wi->flags & qp_types) == qp_types);
 			CHECK(wi->flags & EROCE_WRF_KERNEL);
 			CHECK(!(wi->flags & (EROCE_WRF_READ | EROCE_WRF_ATOMIC |
 					     EROCE_WRF_RDMA | EROCE_WRF_IMM)));
@@ -362,10 +386,31 @@ static void test_wr_table(void)
 		      !!(o->flags & EROCE_OPF_IMMDT));
 		CHECK(!!(wi->flags & EROCE_WRF_INV) ==
 		      !!(l->flags & EROCE_OPF_IETH));
-		CHECK(eroce_wr_rc_opcode(wi, true, true) == wi->rc_only &&
-		      eroce_wr_rc_opcode(wi, true, false) == wi->rc_first &&
-		      eroce_wr_rc_opcode(wi, false, false) == wi->rc_middle &&
-		      eroce_wr_rc_opcode(wi, false, true) == wi->rc_last);
+		CHECK(eroce_wr_opcode(wi, false, true, true) == wi->rc_only &&
+		      eroce_wr_opcode(wi, false, true, false) == wi->rc_first &&
+		      eroce_wr_opcode(wi, false, false, false) ==
+		      wi->rc_middle &&
+		      eroce_wr_opcode(wi, false, false, true) == wi->rc_last);
+		if (wi->flags & EROCE_WRF_UC) {
+			/* UC: SEND and WRITE only, each packet the RC twin */
+			unsigned int b;
+
+			uc++;
+			CHECK(!(wi->flags & (EROCE_WRF_READ |
+					     EROCE_WRF_ATOMIC |
+					     EROCE_WRF_INV)));
+			for (b = 0; b < 4; b++) {
+				u8 rc_op = eroce_wr_opcode(wi, false, b & 1,
+							   b & 2);
+				u8 uc_op = eroce_wr_opcode(wi, true, b & 1,
+							   b & 2);
+				const struct eroce_opcode_info *u =
+					eroce_opcode_info(uc_op);
+
+				CHECK(u && u->flags & EROCE_OPF_UC &&
+				      uc_op == (rc_op | EROCE_OP_UC));
+			}
+		}
 		if (wi->flags & EROCE_WRF_UD) {
 			const struct eroce_opcode_info *u =
 				eroce_opcode_info(wi->ud_only);
@@ -376,7 +421,14 @@ static void test_wr_table(void)
 			      !!(u->flags & EROCE_OPF_IMMDT));
 		}
 	}
-	CHECK(accepted == 10 && locals == 2);
+	CHECK(accepted == 10 && locals == 2 && uc == 4);
+	CHECK(eroce_qp_type_wrf(IB_UVERBS_QPT_UC) == EROCE_WRF_UC &&
+	      eroce_qp_type_opf(IB_UVERBS_QPT_UC) == EROCE_OPF_UC &&
+	      eroce_qp_type_wrf(IB_UVERBS_QPT_UD) == EROCE_WRF_UD &&
+	      eroce_qp_type_opf(IB_UVERBS_QPT_RC) == EROCE_OPF_RC);
+	CHECK(!(eroce_wr_info(IB_UVERBS_WR_RDMA_READ)->flags & EROCE_WRF_UC));
+	CHECK(!(eroce_wr_info(IB_UVERBS_WR_SEND_WITH_INV)->flags &
+		EROCE_WRF_UC));
 	CHECK(eroce_wr_info(IB_UVERBS_WR_SEND)->flags & EROCE_WRF_UD);
 	CHECK(!(eroce_wr_info(IB_UVERBS_WR_RDMA_WRITE)->flags & EROCE_WRF_UD));
 	CHECK(eroce_wr_info(IB_UVERBS_WR_RDMA_READ)->wc_opcode ==

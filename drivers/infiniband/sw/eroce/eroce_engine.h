@@ -266,6 +266,7 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
 /* eroce_resp.c */
 void eroce_resp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
 bool eroce_resp_run_reads(struct eroce_qp *qp);
+void eroce_resp_flush(struct eroce_qp *qp);
 void eroce_resp_reset(struct eroce_qp *qp);
 void eroce_resp_free(struct eroce_qp *qp);
 

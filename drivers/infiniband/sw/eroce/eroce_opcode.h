@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * eroce: the BTH opcodes eroce speaks (RC, UD and the RoCEv2 CNP), what
+ * eroce: the BTH opcodes eroce speaks (RC, UC, UD and the RoCEv2 CNP), what
  * each one carries, which role handles it, and the first check of a
  * received transport header; the send work request opcodes it accepts and
  * the packets each one becomes.  Pure code: constant tables, no locks, any
@@ -20,6 +20,7 @@
 #ifndef EROCE_OPCODE_H
 #define EROCE_OPCODE_H
 
+#include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/ib_user_verbs.h>
 
 #include "eroce_shim.h"
@@ -57,6 +58,19 @@ enum eroce_opcode {
 	EROCE_OP_RC_FETCH_ADD			= 0x14,
 	EROCE_OP_RC_SEND_LAST_INV		= 0x16,
 	EROCE_OP_RC_SEND_ONLY_INV		= 0x17,
+	/* UC: the SEND and WRITE opcodes of RC, in the UC transport */
+	EROCE_OP_UC_SEND_FIRST			= 0x20,
+	EROCE_OP_UC_SEND_MIDDLE			= 0x21,
+	EROCE_OP_UC_SEND_LAST			= 0x22,
+	EROCE_OP_UC_SEND_LAST_IMM		= 0x23,
+	EROCE_OP_UC_SEND_ONLY			= 0x24,
+	EROCE_OP_UC_SEND_ONLY_IMM		= 0x25,
+	EROCE_OP_UC_WRITE_FIRST			= 0x26,
+	EROCE_OP_UC_WRITE_MIDDLE		= 0x27,
+	EROCE_OP_UC_WRITE_LAST			= 0x28,
+	EROCE_OP_UC_WRITE_LAST_IMM		= 0x29,
+	EROCE_OP_UC_WRITE_ONLY			= 0x2a,
+	EROCE_OP_UC_WRITE_ONLY_IMM		= 0x2b,
 	EROCE_OP_UD_SEND_ONLY			= 0x64,
 	EROCE_OP_UD_SEND_ONLY_IMM		= 0x65,
 	EROCE_OP_CNP				= 0x81,
@@ -105,6 +119,7 @@ enum eroce_opf {
 	EROCE_OPF_RC		= BIT(21),
 	EROCE_OPF_UD		= BIT(22),
 	EROCE_OPF_CNP		= BIT(23),
+	EROCE_OPF_UC		= BIT(24),
 	EROCE_OPF_ONLY		= EROCE_OPF_START | EROCE_OPF_END,
 };
 
@@ -114,7 +129,7 @@ enum eroce_opf {
  */
 enum eroce_resp_kind {
 	EROCE_RESP_NONE,
-	EROCE_RESP_SEND,	/* into a receive WQE (RC and UD) */
+	EROCE_RESP_SEND,	/* into a receive WQE (RC, UC and UD) */
 	EROCE_RESP_WRITE,	/* into the MR its first packet's RETH names */
 	EROCE_RESP_READ,	/* answered by read response packets */
 	EROCE_RESP_ATOMIC,	/* executed once, answered by an atomic ACK */
@@ -178,6 +193,7 @@ enum eroce_wrf {
 	EROCE_WRF_INV		= BIT(6),	/* carries an rkey to invalidate */
 	EROCE_WRF_LOCAL		= BIT(7),	/* a local operation: no packet */
 	EROCE_WRF_KERNEL	= BIT(8),	/* kernel QPs only */
+	EROCE_WRF_UC		= BIT(9),	/* posted on UC QPs */
 };
 
 /*
@@ -199,7 +215,10 @@ struct eroce_wr_info {
 	const char *name;
 	u32 flags;			/* enum eroce_wrf; 0: not accepted */
 	u8 wc_opcode;			/* IB_UVERBS_WC_* of its completion */
-	/* RC: a one-packet message, then the packets of a longer one */
+	/*
+	 * RC: a one-packet message, then the packets of a longer one; UC
+	 * sends the same opcodes in its own transport (eroce_wr_opcode())
+	 */
 	u8 rc_only;
 	u8 rc_first;
 	u8 rc_middle;
@@ -208,6 +227,36 @@ struct eroce_wr_info {
 };
 
 #define EROCE_WR_OPCODES	(EROCE_WR_REG_MR + 1)
+
+/*
+ * The transport of the packets a QP of @type (IB_QPT_*, whose RC, UC and
+ * UD values are the IB_UVERBS_QPT_* ones) sends and receives, as an
+ * EROCE_OPF_ flag, and the EROCE_WRF_ flag of the work requests it takes.
+ * UD and the GSI QP share the UD transport.
+ */
+static inline u32 eroce_qp_type_opf(u32 type)
+{
+	switch (type) {
+	case IB_UVERBS_QPT_RC:
+		return EROCE_OPF_RC;
+	case IB_UVERBS_QPT_UC:
+		return EROCE_OPF_UC;
+	default:
+		return EROCE_OPF_UD;
+	}
+}
+
+static inline u32 eroce_qp_type_wrf(u32 type)
+{
+	switch (type) {
+	case IB_UVERBS_QPT_RC:
+		return EROCE_WRF_RC;
+	case IB_UVERBS_QPT_UC:
+		return EROCE_WRF_UC;
+	default:
+		return EROCE_WRF_UD;
+	}
+}
 
 /* NULL unless eroce accepts @opcode on some QP type */
 const struct eroce_wr_info *eroce_wr_info(u32 opcode);
@@ -224,13 +273,22 @@ static inline bool eroce_wr_local(const struct eroce_wr_info *wi)
 	return wi->flags & EROCE_WRF_LOCAL;
 }
 
-/* the RC opcode of a packet of a message of @wi */
-static inline u8 eroce_wr_rc_opcode(const struct eroce_wr_info *wi,
-				    bool first, bool last)
+/*
+ * The opcode of a packet of a message of @wi, RC or (@uc) UC.  A UC
+ * opcode is the RC one with the UC transport bits: only SEND and WRITE
+ * rows, which carry EROCE_WRF_UC, have one, and their RC opcodes are
+ * the 0x00-0x0b that UC mirrors.
+ */
+static inline u8 eroce_wr_opcode(const struct eroce_wr_info *wi, bool uc,
+				 bool first, bool last)
 {
+	u8 rc;
+
 	if (first)
-		return last ? wi->rc_only : wi->rc_first;
-	return last ? wi->rc_last : wi->rc_middle;
+		rc = last ? wi->rc_only : wi->rc_first;
+	else
+		rc = last ? wi->rc_last : wi->rc_middle;
+	return uc ? rc | EROCE_OP_UC : rc;
 }
 
 #endif /* EROCE_OPCODE_H */

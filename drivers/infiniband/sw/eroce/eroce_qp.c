@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * eroce: queue pairs (RC, UD, and the GSI QP ib_mad creates), their state
+ * eroce: queue pairs (RC, UC, UD, and the GSI QP ib_mad creates), their state
  * machine and attributes, kernel posting and flushing.
  *
  * create/modify/query/destroy run in process context; post_send,
@@ -43,6 +43,7 @@ static int eroce_qp_check_init(const struct ib_qp_init_attr *init,
 
 	switch (init->qp_type) {
 	case IB_QPT_RC:
+	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
 	case IB_QPT_GSI:
@@ -570,8 +571,7 @@ static const struct eroce_wr_info *eroce_send_wr_info(enum ib_qp_type type,
 {
 	const struct eroce_wr_info *wi = eroce_wr_info(op);
 
-	if (!wi || !(wi->flags & (type == IB_QPT_RC ? EROCE_WRF_RC :
-						     EROCE_WRF_UD)))
+	if (!wi || !(wi->flags & eroce_qp_type_wrf(type)))
 		return NULL;
 	return wi;
 }
@@ -632,7 +632,7 @@ static int eroce_send_wqe_build_ex(struct eroce_qp *qp,
 		wqe->wr.rdma.rkey = rdma_wr(wr)->rkey;
 	}
 
-	if (qp->ibqp.qp_type == IB_QPT_RC)
+	if (eroce_qp_connected(qp))
 		return 0;
 
 	uwr = ud_wr(wr);

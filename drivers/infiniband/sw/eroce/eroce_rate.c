@@ -340,7 +340,7 @@ void eroce_rate_ecn_ce(struct eroce_qp *qp)
 
 	lockdep_assert_held(&qp->eng.lock);
 	if (READ_ONCE(edev->tuning.cc) != EROCE_CC_DCQCN ||
-	    qp->ibqp.qp_type != IB_QPT_RC)
+	    !eroce_qp_connected(qp))
 		return;
 	if (r->cnp_sent_ns && now - r->cnp_sent_ns < gap)
 		return;

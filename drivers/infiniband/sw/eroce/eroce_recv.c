@@ -110,9 +110,9 @@ static void eroce_recv_cnp(struct eroce_dev *edev, struct eroce_rx *pkt,
 	}
 	/* the state and the AV change only under the engine lock */
 	spin_lock_bh(&qp->eng.lock);
-	if (qp->ibqp.qp_type != IB_QPT_RC ||
+	if (!eroce_qp_connected(qp) ||
 	    !eroce_recv_qp_state_ok(qp, EROCE_OPF_RESP)) {
-		eroce_rx_drop(edev, DROP_QP_STATE, "CNP for QP %u, not an RC QP sending",
+		eroce_rx_drop(edev, DROP_QP_STATE, "CNP for QP %u, not an RC or UC QP sending",
 			      qpn);
 	} else if (memcmp(sgid, &qp->attrs.av.dgid, sizeof(*sgid))) {
 		eroce_rx_drop(edev, DROP_BAD_SRC, "CNP for QP %u: not from its peer",
@@ -130,7 +130,6 @@ static void eroce_recv_qp(struct eroce_dev *edev, struct eroce_rx *pkt,
 	u32 qpn = eroce_bth_qpn(pkt->bth);
 	u32 flags = pkt->info->flags;
 	struct eroce_qp *qp;
-	bool rc;
 
 	qp = eroce_qp_get(&edev->res, qpn);
 	if (!qp) {
@@ -138,8 +137,7 @@ static void eroce_recv_qp(struct eroce_dev *edev, struct eroce_rx *pkt,
 		return;
 	}
 
-	rc = qp->ibqp.qp_type == IB_QPT_RC;
-	if (rc != !!(flags & EROCE_OPF_RC)) {
+	if (!(flags & eroce_qp_type_opf(qp->ibqp.qp_type))) {
 		eroce_rx_drop(edev, DROP_QP_TYPE, "%s for QP %u",
 			      eroce_opcode_name(pkt->opcode), qpn);
 		goto out_put;
@@ -163,7 +161,8 @@ static void eroce_recv_qp(struct eroce_dev *edev, struct eroce_rx *pkt,
 			      eroce_qp_state(qp));
 		goto out_unlock;
 	}
-	if (rc && memcmp(sgid, &qp->attrs.av.dgid, sizeof(*sgid))) {
+	if (eroce_qp_connected(qp) &&
+	    memcmp(sgid, &qp->attrs.av.dgid, sizeof(*sgid))) {
 		eroce_rx_drop(edev, DROP_BAD_SRC, "QP %u: not from its peer",
 			      qpn);
 		goto out_unlock;

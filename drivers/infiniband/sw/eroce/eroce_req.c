@@ -14,8 +14,10 @@
  * (eroce_req_complete_tail()), which is also when userspace sees their
  * slots free again.
  *
- * UD (and the GSI QP) send each entry as one packet and complete it once
- * it is handed to the IP stack.
+ * UC sends its entries as RC does, in path-MTU packets with PSNs, but
+ * nothing is acknowledged or sent again: an entry completes once its last
+ * packet is handed to the IP stack.  UD (and the GSI QP) send each entry
+ * as one packet and complete it the same way.
  *
  * Local operations (REG_MR, LOCAL_INV; kernel QPs only) send nothing: the
  * requester executes one when it reaches it, so every entry posted after
@@ -66,7 +68,7 @@ static u32 eroce_qp_mtu(struct eroce_qp *qp)
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	enum ib_mtu mtu;
 
-	if (qp->ibqp.qp_type == IB_QPT_RC)
+	if (eroce_qp_connected(qp))
 		mtu = READ_ONCE(qp->attrs.path_mtu);
 	else
 		mtu = READ_ONCE(edev->active_mtu);
@@ -141,13 +143,15 @@ void eroce_req_arm_timer(struct eroce_qp *qp, u64 ns)
 
 /*
  * Is a sent packet still unacknowledged?  Entries are sent and completed
- * in order, so: has the oldest entry been sent?
+ * in order, so: has the oldest entry been sent?  Never on UC and UD,
+ * which expect no acknowledgment.
  */
 static bool eroce_req_outstanding(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
 
-	return qp->sq.consumer != req->head &&
+	return qp->ibqp.qp_type == IB_QPT_RC &&
+	       qp->sq.consumer != req->head &&
 	       eroce_req_swqe(qp, qp->sq.consumer)->psn_valid;
 }
 
@@ -303,7 +307,7 @@ static void eroce_req_acked(struct eroce_qp *qp, u32 una)
 
 /**
  * eroce_req_rewind() - continue sending from @psn
- * @qp: an RC QP
+ * @qp: an RC or UC QP
  * @psn: a PSN already sent: go back N to it after a loss, or forward to it
  *	 when an acknowledgment covers packets the requester had rewound
  *	 over
@@ -370,8 +374,7 @@ static int eroce_req_fetch(struct eroce_qp *qp)
 	req->head++;
 
 	wi = eroce_wr_info(wqe->opcode);
-	if (!wi || !(wi->flags & (qp->ibqp.qp_type == IB_QPT_RC ?
-				  EROCE_WRF_RC : EROCE_WRF_UD)))
+	if (!wi || !(wi->flags & eroce_qp_type_wrf(qp->ibqp.qp_type)))
 		return -EINVAL;
 	if (qp->user && (wi->flags & EROCE_WRF_KERNEL))
 		return -EINVAL;
@@ -399,7 +402,7 @@ static int eroce_req_fetch(struct eroce_qp *qp)
 	if (eroce_wqe_is_atomic(wqe) &&
 	    (len != sizeof(u64) || (wqe->wr.atomic.remote_addr & 7)))
 		return -EINVAL;
-	if (qp->ibqp.qp_type != IB_QPT_RC && len > eroce_qp_mtu(qp))
+	if (!eroce_qp_connected(qp) && len > eroce_qp_mtu(qp))
 		return -EINVAL;
 	w->length = len;
 	return 0;
@@ -540,7 +543,7 @@ static bool eroce_req_plan(struct eroce_qp *qp, struct eroce_swqe *w,
 	return true;
 }
 
-/* the BTH of a request packet at req->psn */
+/* the BTH of a request packet at req->psn; UC asks for nothing back */
 static void eroce_req_fill_bth(struct eroce_qp *qp, struct eroce_bth *bth,
 			       const struct eroce_send_wqe *wqe, bool last,
 			       bool retransmit)
@@ -552,6 +555,8 @@ static void eroce_req_fill_bth(struct eroce_qp *qp, struct eroce_bth *bth,
 	eroce_bth_set_psn(bth, req->psn);
 	if (last && (wqe->send_flags & EROCE_SEND_SOLICITED))
 		eroce_bth_set_se(bth, true);
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return;
 	/* offer selective repeat; IBTA responders ignore the bit */
 	if (READ_ONCE(edev->tuning.loss_recovery) == EROCE_LOSS_SR)
 		eroce_bth_set_sr(bth, true);
@@ -634,9 +639,10 @@ static bool eroce_req_note_tx(struct eroce_qp *qp)
 	return false;
 }
 
-/* send the next packet of the entry at req->cur; 0 or an errno */
-static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
+/* send the next packet of the RC or UC entry at req->cur; 0 or an errno */
+static int eroce_req_send_seg(struct eroce_qp *qp, struct eroce_swqe *w)
 {
+	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
 	const struct eroce_opcode_info *info;
 	struct eroce_req_seg seg;
 	struct sk_buff *skb;
@@ -648,10 +654,10 @@ static int eroce_req_send_rc(struct eroce_qp *qp, struct eroce_swqe *w)
 
 	if (!eroce_req_plan(qp, w, &seg))
 		return 0;
-	opcode = eroce_wr_rc_opcode(eroce_wr_info(w->wqe->opcode), seg.first,
-				    seg.last);
+	opcode = eroce_wr_opcode(eroce_wr_info(w->wqe->opcode), uc, seg.first,
+				 seg.last);
 	info = eroce_opcode_info(opcode);
-	retransmit = eroce_req_note_tx(qp);
+	retransmit = !uc && eroce_req_note_tx(qp);
 	skb = eroce_pkt_alloc(opcode, seg.paylen);
 	if (!skb)
 		return -ENOMEM;
@@ -711,7 +717,7 @@ bool eroce_req_resend_one(struct eroce_qp *qp, u32 psn)
 		return false;
 	}
 	req->since_ackreq = EROCE_ACKREQ_EVERY;
-	if (eroce_req_send_rc(qp, w))
+	if (eroce_req_send_seg(qp, w))
 		return true;	/* it went back N to @psn itself */
 	if (eroce_psn_after(next, req->psn)) {
 		req->cur = cur;
@@ -1173,6 +1179,7 @@ bool eroce_req_run(struct eroce_qp *qp)
 	struct eroce_req *req = &qp->eng.req;
 	enum ib_qp_state state = eroce_qp_state(qp);
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool ud = !eroce_qp_connected(qp);
 	int budget = EROCE_REQ_BUDGET;
 	int err;
 
@@ -1215,7 +1222,7 @@ bool eroce_req_run(struct eroce_qp *qp)
 		}
 		if (eroce_rate_wait(qp))
 			return false;	/* the pacing timer resumes it */
-		if (!rc) {
+		if (ud) {
 			err = eroce_req_send_ud(qp, w);
 			req->cur++;
 			/* UD completes in order once sent */
@@ -1226,7 +1233,7 @@ bool eroce_req_run(struct eroce_qp *qp)
 			continue;
 		}
 
-		err = eroce_req_send_rc(qp, w);
+		err = eroce_req_send_seg(qp, w);
 		if (err == -ENOMEM)
 			return true;
 		/* the stack dropped a packet: let the queues drain first */
@@ -1243,6 +1250,12 @@ bool eroce_req_run(struct eroce_qp *qp)
 			eroce_req_complete_tail(qp, eroce_req_errno_status(err));
 			eroce_qp_fatal(qp, 0);
 			return false;
+		}
+		if (!rc) {
+			/* UC: complete once the last packet is sent */
+			while (qp->sq.consumer != req->cur)
+				eroce_req_complete_tail(qp, IB_WC_SUCCESS);
+			continue;
 		}
 		if (!req->timer_armed)
 			eroce_req_progress(qp);

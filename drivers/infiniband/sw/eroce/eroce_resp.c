@@ -25,6 +25,10 @@
  * eroce_resp_execute()); UD's one kind of request, a SEND, goes to
  * eroce_resp_ud() instead.
  *
+ * UC runs the SEND and WRITE handlers of RC without acknowledgments
+ * (eroce_resp_uc()): a PSN gap loses the message in progress, and a
+ * remote error drops the message instead of failing the QP.
+ *
  * Read responses can be many packets; they wait in a queue of owed
  * responses, the first EROCE_RESP_INLINE_PKTS of them sent at once from
  * the receive softirq (a short read is answered without a wake-up), the
@@ -174,13 +178,49 @@ static void eroce_resp_nak(struct eroce_qp *qp, struct eroce_rx *pkt,
 	eroce_resp_ack(qp, eroce_syn_nak(code), pkt->psn);
 }
 
-/* a fatal request error: NAK it, and the QP goes to the error state */
+/*
+ * UC: the message @pkt belongs to is lost.  Its packets still to come are
+ * dropped as out of sequence, and a receive WQE it took serves the next
+ * message.
+ */
+static void eroce_resp_uc_drop(struct eroce_qp *qp, struct eroce_rx *pkt,
+			       enum eroce_counter cnt, const char *why)
+{
+	qp->eng.resp.in_msg = 0;
+	eroce_stat_inc(pkt->edev, cnt);
+	net_dbg_ratelimited("eroce: QP %u: UC %s PSN %u dropped: %s\n",
+			    qp->ibqp.qp_num, eroce_opcode_name(pkt->opcode),
+			    pkt->psn, why);
+}
+
+/*
+ * A request error.  RC NAKs it and the QP goes to the error state, the
+ * receive WQE in use completing with @status.  UC sends nothing back: a
+ * remote error (@status REM_*: a bad R_Key, a wrong length) drops the
+ * message, and only a local one (a receive WQE too small or not valid)
+ * fails the QP.
+ */
 static void eroce_resp_fatal(struct eroce_qp *qp, struct eroce_rx *pkt,
 			     enum eroce_nak_code code, enum ib_wc_status status)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
 
-	eroce_resp_nak(qp, pkt, code);
+	if (qp->ibqp.qp_type == IB_QPT_UC) {
+		switch (status) {
+		case IB_WC_REM_ACCESS_ERR:
+			eroce_resp_uc_drop(qp, pkt, EROCE_CNT_DROP_UC_ACCESS,
+					   "remote access error");
+			return;
+		case IB_WC_REM_INV_REQ_ERR:
+			eroce_resp_uc_drop(qp, pkt, EROCE_CNT_DROP_UC_INVALID,
+					   "invalid request");
+			return;
+		default:
+			break;
+		}
+	} else {
+		eroce_resp_nak(qp, pkt, code);
+	}
 	if (resp->have_rwqe) {
 		const struct eroce_recv_wqe *rwqe = resp->rwqe;
 		struct eroce_cqe cqe = {
@@ -362,14 +402,18 @@ static void eroce_resp_rnr_nak(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 /*
  * Take the receive WQE a SEND (or a WRITE with immediate) consumes.  False
- * when there is none (the packet draws an RNR NAK) or the WQE or its ring
- * is malformed (a fatal NAK): the packet must then not advance the PSN.
+ * when there is none (the packet draws an RNR NAK; UC drops the message)
+ * or the WQE or its ring is malformed (a fatal NAK): the packet must then
+ * not advance the PSN.
  */
 static bool eroce_resp_take_rwqe(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	int err = eroce_resp_fetch_rwqe(qp);
 
-	if (err == -ENOENT)
+	if (err == -ENOENT && qp->ibqp.qp_type == IB_QPT_UC)
+		eroce_resp_uc_drop(qp, pkt, EROCE_CNT_DROP_NO_RECV_WQE,
+				   "no receive WQE");
+	else if (err == -ENOENT)
 		eroce_resp_rnr_nak(qp, pkt);
 	else if (err)
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_OP_ERR,
@@ -413,7 +457,10 @@ static int eroce_resp_invalidate(struct eroce_qp *qp, struct eroce_rx *pkt)
 	return 0;
 }
 
-/* SEND packets, RC: one PSN each */
+/*
+ * SEND packets, RC and UC: one PSN each.  A receive WQE still held is one
+ * a dropped UC message took: it is filled again from the start.
+ */
 static u32 eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
@@ -421,8 +468,9 @@ static u32 eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 	int err;
 
 	if (flags & EROCE_OPF_START) {
-		if (!eroce_resp_take_rwqe(qp, pkt))
+		if (!resp->have_rwqe && !eroce_resp_take_rwqe(qp, pkt))
 			return 0;
+		resp->rcv_len = 0;
 		resp->in_msg = EROCE_OPF_SEND;
 	}
 	if (!(flags & EROCE_OPF_END) &&
@@ -448,7 +496,7 @@ static u32 eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 	return 1;
 }
 
-/* WRITE packets: one PSN each */
+/* WRITE packets, RC and UC: one PSN each */
 static u32 eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
@@ -920,6 +968,31 @@ static void eroce_resp_rc(struct eroce_qp *qp, struct eroce_rx *pkt)
 		eroce_resp_drain(qp);
 }
 
+/*
+ * UC: no acknowledgments and no duplicates.  A packet other than the
+ * expected one means packets were lost: the message in progress is lost
+ * with them, the packet's PSN becomes the expected one, and packets are
+ * dropped until one starts a message.
+ */
+static void eroce_resp_uc(struct eroce_qp *qp, struct eroce_rx *pkt)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+
+	if (pkt->psn != resp->epsn && resp->in_msg) {
+		resp->in_msg = 0;
+		eroce_stat_inc(pkt->edev, EROCE_CNT_UC_MSGS_LOST);
+		net_dbg_ratelimited("eroce: QP %u: UC PSN %u where %u was due: message in progress lost\n",
+				    qp->ibqp.qp_num, pkt->psn, resp->epsn);
+	}
+	resp->epsn = eroce_psn_add(pkt->psn, 1);
+	if (!eroce_resp_sequence_ok(resp, pkt->info->flags)) {
+		eroce_resp_uc_drop(qp, pkt, EROCE_CNT_DROP_UC_SEQUENCE,
+				   "no message in progress");
+		return;
+	}
+	eroce_resp_ops[pkt->info->resp].execute(qp, pkt);
+}
+
 /* UD and GSI: one packet, one receive WQE, the GRH in front */
 static void eroce_resp_ud(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
@@ -985,10 +1058,17 @@ static void eroce_resp_ud(struct eroce_qp *qp, struct eroce_rx *pkt)
 void eroce_resp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	lockdep_assert_held(&qp->eng.lock);
-	if (qp->ibqp.qp_type == IB_QPT_RC)
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
 		eroce_resp_rc(qp, pkt);
-	else
+		break;
+	case IB_QPT_UC:
+		eroce_resp_uc(qp, pkt);
+		break;
+	default:
 		eroce_resp_ud(qp, pkt);
+		break;
+	}
 }
 
 /*
@@ -1111,6 +1191,29 @@ static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget)
 bool eroce_resp_run_reads(struct eroce_qp *qp)
 {
 	return eroce_resp_send_owed(qp, EROCE_REQ_BUDGET);
+}
+
+/*
+ * The QP enters the error state: the receive WQE a message in progress
+ * took (or a dropped UC message left) completes with a flush error, as
+ * the RQ's entries after it will.
+ */
+void eroce_resp_flush(struct eroce_qp *qp)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	const struct eroce_recv_wqe *rwqe = resp->rwqe;
+	struct eroce_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (!resp->have_rwqe)
+		return;
+	cqe.wr_id = rwqe->wr_id;
+	resp->have_rwqe = false;
+	eroce_cq_post(to_eroce_cq(qp->ibqp.recv_cq), &cqe, false);
 }
 
 /* forget every message in progress and every owed response */

@@ -176,6 +176,7 @@ static void eroce_qp_enter_err(struct eroce_qp *qp)
 {
 	lockdep_assert_held(&qp->eng.lock);
 	eroce_req_flush(qp);
+	eroce_resp_flush(qp);
 	eroce_resp_reset(qp);
 	/* it consumes no more receive WQEs from its SRQ */
 	if (qp->ibqp.srq)

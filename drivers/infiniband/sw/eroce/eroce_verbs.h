@@ -268,6 +268,12 @@ static inline enum ib_qp_state eroce_qp_state(const struct eroce_qp *qp)
 	return READ_ONCE(qp->attrs.state);
 }
 
+/* RC or UC: one peer, messages of path-MTU packets in PSN order */
+static inline bool eroce_qp_connected(const struct eroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC;
+}
+
 /* eroce_verbs.c */
 extern const struct ib_device_ops eroce_verbs_ops;
 void eroce_res_init(struct eroce_res *res);
