@@ -65,16 +65,19 @@ eroce_links_setup() {
 	return 0
 }
 
-# routed_veth_pair DEV1 IP1 DEV2 IP2 TABLE: a veth pair DEV1 (IP1/24) <->
-# DEV2 (IP2/24), both ends in the initial namespace.  Locally generated
-# packets from one end's address to the other's are routed out of the
-# veth (rules at pref TABLE and TABLE+1, looking up tables of the same
-# numbers, before the local table, which moves to pref 1000); arriving
-# packets are then local (accept_local, no rp_filter).  Two devices in the
-# initial namespace, where the kernel's consumers (nvmet, nfsd) live,
-# then talk over a real link.
+# routed_veth_pair DEV1 IP1 DEV2 IP2 TABLE [any-src]: a veth pair DEV1
+# (IP1/24) <-> DEV2 (IP2/24), both ends in the initial namespace.
+# Locally generated packets from one end's address to the other's are
+# routed out of the veth (rules at pref TABLE and TABLE+1, looking up
+# tables of the same numbers, before the local table, which moves to
+# pref 1000); arriving packets are then local (accept_local, no
+# rp_filter).  Two devices in the initial namespace, where the kernel's
+# consumers (nvmet, nfsd) live, then talk over a real link.  any-src:
+# packets to IP2 from a source not chosen yet go out of DEV1 too (pref
+# TABLE-1), for consumers that connect without binding one (the NFS
+# client, open-iscsi).
 routed_veth_pair() {
-	local d1=$1 a1=$2 d2=$3 a2=$4 t=$5 d
+	local d1=$1 a1=$2 d2=$3 a2=$4 t=$5 any=${6-} d
 	veth_add "" "$d1" "" "$d2" &&
 		addr_add "" "$d1" "$a1/24" && addr_add "" "$d2" "$a2/24" || return
 	for d in all default "$d1" "$d2"; do
@@ -84,39 +87,48 @@ routed_veth_pair() {
 		ip route add "$a1/32" dev "$d2" src "$a2" table $((t + 1)) &&
 		ip rule add pref "$t" iif lo from "$a1" to "$a2" lookup "$t" &&
 		ip rule add pref $((t + 1)) iif lo from "$a2" to "$a1" lookup $((t + 1)) || return
+	if [ "$any" = any-src ]; then
+		ip rule add pref $((t - 1)) iif lo to "$a2" lookup "$t" || return
+	fi
 	if ip rule show pref 0 | grep -q 'lookup local'; then
 		ip rule add pref 1000 lookup local && ip rule del pref 0 lookup local || return
 	fi
 }
 
-# eroce_routed_setup: eroce.ko from the tree, eroce1 (nve1 198.18.4.1) and
-# eroce2 (nve2 198.18.4.2) in the initial namespace on routed_veth_pair,
-# ports active, IPv4 GIDs present, neighbours resolved
-eroce_routed_setup() {
-	eroce_load && routed_veth_pair nve1 198.18.4.1 nve2 198.18.4.2 110 &&
-		rdma link add eroce1 type eroce netdev nve1 &&
-		rdma link add eroce2 type eroce netdev nve2 &&
-		wait_for 30 port_state_is eroce1 "4: ACTIVE" &&
-		wait_for 30 port_state_is eroce2 "4: ACTIVE" &&
-		wait_for 30 has_gid eroce1 "$(ipv4_gid 198.18.4.1)" &&
-		wait_for 30 has_gid eroce2 "$(ipv4_gid 198.18.4.2)" || return
+# routed_links_ready SECS DEV1 IP1 DEV2 IP2: the RDMA devices of a
+# routed_veth_pair have their ports active and their IPv4 GIDs within
+# SECS; one ping from IP1 to IP2 resolves the neighbours before the first
+# connection attempt
+routed_links_ready() {
+	local s=$1 d1=$2 a1=$3 d2=$4 a2=$5
+	wait_for "$s" port_state_is "$d1" "4: ACTIVE" &&
+		wait_for "$s" port_state_is "$d2" "4: ACTIVE" &&
+		wait_for "$s" has_gid "$d1" "$(ipv4_gid "$a1")" &&
+		wait_for "$s" has_gid "$d2" "$(ipv4_gid "$a2")" || return
 	# shellcheck disable=SC2086
-	$PING -c 1 -W 2 -I 198.18.4.1 198.18.4.2 >/dev/null 2>&1
+	$PING -c 1 -W 2 -I "$a1" "$a2" >/dev/null 2>&1
 	return 0
 }
 
-# rxe_pair_setup: rxe1 (vr1 198.18.1.1) <-> rxe2 (vr2 198.18.1.2) on
-# routed_veth_pair.
+# eroce_routed_setup [any-src]: eroce.ko from the tree, eroce1 (nve1
+# 198.18.4.1) and eroce2 (nve2 198.18.4.2) in the initial namespace on
+# routed_veth_pair (any-src passed on), routed_links_ready
+eroce_routed_setup() {
+	eroce_load &&
+		routed_veth_pair nve1 198.18.4.1 nve2 198.18.4.2 110 "${1-}" &&
+		rdma link add eroce1 type eroce netdev nve1 &&
+		rdma link add eroce2 type eroce netdev nve2 &&
+		routed_links_ready 30 eroce1 198.18.4.1 eroce2 198.18.4.2
+}
+
+# rxe_pair_setup [any-src]: rxe1 (vr1 198.18.1.1) <-> rxe2 (vr2
+# 198.18.1.2) on routed_veth_pair (any-src passed on),
+# routed_links_ready
 rxe_pair_setup() {
-	rxe_load && routed_veth_pair vr1 198.18.1.1 vr2 198.18.1.2 100 || return
-	rxe_add rxe1 vr1 && rxe_add rxe2 vr2 &&
-		wait_for 10 port_state_is rxe1 "4: ACTIVE" &&
-		wait_for 10 port_state_is rxe2 "4: ACTIVE" &&
-		wait_for 10 has_gid rxe1 "$(ipv4_gid 198.18.1.1)" &&
-		wait_for 10 has_gid rxe2 "$(ipv4_gid 198.18.1.2)" || return
-	# shellcheck disable=SC2086
-	$PING -c 1 -W 2 -I 198.18.1.1 198.18.1.2 >/dev/null 2>&1
-	return 0
+	rxe_load &&
+		routed_veth_pair vr1 198.18.1.1 vr2 198.18.1.2 100 "${1-}" &&
+		rxe_add rxe1 vr1 && rxe_add rxe2 vr2 &&
+		routed_links_ready 10 rxe1 198.18.1.1 rxe2 198.18.1.2
 }
 
 # pair_gids: G1/G2, the IPv4-mapped GID indexes of eroce1/eroce2

@@ -87,8 +87,7 @@ bench_nfs() {
 	nfs_server_stop "$EXPORT"
 }
 
-eroce_routed_setup || { echo "eroce setup failed"; exit 1; }
-ip rule add pref 109 iif lo to 198.18.4.2 lookup 110
+eroce_routed_setup any-src || { echo "eroce setup failed"; exit 1; }
 bench_nvme eroce 198.18.4.2 198.18.4.1
 bench_nfs eroce 198.18.4.2 198.18.4.0/24
 rdma link delete eroce1
@@ -96,8 +95,7 @@ rdma link delete eroce2
 wait_for 30 rdma_dev_gone eroce1
 eroce_unload
 
-rxe_pair_setup || { echo "rdma_rxe setup failed"; exit 1; }
-ip rule add pref 99 iif lo to 198.18.1.2 lookup 100
+rxe_pair_setup any-src || { echo "rdma_rxe setup failed"; exit 1; }
 bench_nvme rdma_rxe 198.18.1.2 198.18.1.1
 bench_nfs rdma_rxe 198.18.1.2 198.18.1.0/24
 

@@ -30,8 +30,7 @@ SUBTESTS="target_iser_portal discovery login_iser session_is_iser
 	initiator_fast_registered logout"
 
 setup() {
-	modprobe -a ib_isert ib_iser sd_mod && eroce_routed_setup || return
-	ip rule add pref 109 iif lo to 198.18.4.2 lookup 110
+	modprobe -a ib_isert ib_iser sd_mod && eroce_routed_setup any-src
 }
 
 # the target, through LIO's configfs: a fileio backstore, a TPG with one

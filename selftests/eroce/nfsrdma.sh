@@ -28,8 +28,7 @@ EXPORT=$RDMA_TMP/nfs-export
 MNT=$RDMA_TMP/nfs-mnt
 
 setup() {
-	modprobe -a nfsd rpcrdma nfs nfsv3 && eroce_routed_setup || return
-	ip rule add pref 109 iif lo to 198.18.4.2 lookup 110
+	modprobe -a nfsd rpcrdma nfs nfsv3 && eroce_routed_setup any-src
 }
 
 server_setup() {
