@@ -59,7 +59,6 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,23 +87,6 @@ static struct {
 	.count = 40,
 	.retry_cnt = 7,
 };
-
-static int failures;
-
-/* one expectation: "result: NAME ok|FAIL details" */
-static void result(const char *name, bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("result: %s %s ", name, ok ? "ok" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		failures++;
-}
 
 /* the shared helpers (tool_pair.h) with this program's sizes */
 static void side_open(struct eroce_side *s, bool events)
@@ -304,16 +286,6 @@ static bool wait_first_bytes(volatile uint8_t *p, double secs)
 	return false;
 }
 
-static enum ibv_qp_state qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr init;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
-		eroce_die("ibv_query_qp: %s", strerror(errno));
-	return a.qp_state;
-}
-
 static void run_dereg(struct eroce_side *a, struct eroce_side *b, bool read)
 {
 	struct eroce_side *src = read ? b : a, *dst = read ? a : b;
@@ -337,24 +309,24 @@ static void run_dereg(struct eroce_side *a, struct eroce_side *b, bool read)
 	err = ibv_dereg_mr(b->mr);
 	ms = (eroce_now() - t0) * 1000;
 	b->mr = NULL;
-	result("dereg_returns", !err && ms < opt.limit * 1000,
-	       "ibv_dereg_mr during a paced %s: %s after %.1f ms (limit %.0f ms; the %s needs %.0f s)",
-	       read ? "READ" : "WRITE", err ? strerror(err) : "ok", ms,
-	       opt.limit * 1000, read ? "READ" : "WRITE",
-	       BIG_LEN * 8.0 / 1000 / opt.rate_kbps);
+	eroce_result("dereg_returns", !err && ms < opt.limit * 1000,
+		     "ibv_dereg_mr during a paced %s: %s after %.1f ms (limit %.0f ms; the %s needs %.0f s)",
+		     read ? "READ" : "WRITE", err ? strerror(err) : "ok", ms,
+		     opt.limit * 1000, read ? "READ" : "WRITE",
+		     BIG_LEN * 8.0 / 1000 / opt.rate_kbps);
 
 	if (poll_one(a, 60, &wc))
-		result("requester_access_error", false, "no completion in 60 s");
+		eroce_result("requester_access_error", false, "no completion in 60 s");
 	else
-		result("requester_access_error",
-		       wc.status == IBV_WC_REM_ACCESS_ERR,
-		       "the %s completed with %s", read ? "READ" : "WRITE",
-		       ibv_wc_status_str(wc.status));
-	result("responder_access_event",
-	       wait_event(b, IBV_EVENT_QP_ACCESS_ERR, 30),
-	       "IBV_EVENT_QP_ACCESS_ERR on B");
-	result("responder_in_err", qp_state(b->qp) == IBV_QPS_ERR,
-	       "B's QP in state %d", qp_state(b->qp));
+		eroce_result("requester_access_error",
+			     wc.status == IBV_WC_REM_ACCESS_ERR,
+			     "the %s completed with %s", read ? "READ" : "WRITE",
+			     ibv_wc_status_str(wc.status));
+	eroce_result("responder_access_event",
+		     wait_event(b, IBV_EVENT_QP_ACCESS_ERR, 30),
+		     "IBV_EVENT_QP_ACCESS_ERR on B");
+	eroce_result("responder_in_err", eroce_qp_state(b->qp) == IBV_QPS_ERR,
+		     "B's QP in state %d", eroce_qp_state(b->qp));
 }
 
 /* run on a CPU other than the one @qp's work item runs on, if any */
@@ -408,11 +380,11 @@ static void run_reset_ud(struct eroce_side *a, struct eroce_side *b)
 		err = post_send_list(a, a->qp, 1000, 1024, 100000 * round, ah,
 				     b->qp->qp_num, NULL);
 		if (err) {
-			result("full_sq_after_reset", false,
-			       "round %u: 1000 sends on an empty SQ of %u refused: %s",
-			       round, SQ_DEPTH, strerror(err));
-			result("sends_complete_after_reset", false,
-			       "not run");
+			eroce_result("full_sq_after_reset", false,
+				     "round %u: 1000 sends on an empty SQ of %u refused: %s",
+				     round, SQ_DEPTH, strerror(err));
+			eroce_result("sends_complete_after_reset", false,
+				     "not run");
 			ibv_destroy_ah(ah);
 			return;
 		}
@@ -430,9 +402,9 @@ static void run_reset_ud(struct eroce_side *a, struct eroce_side *b)
 			break;
 		posted++;
 	}
-	result("full_sq_after_reset", posted == SQ_DEPTH,
-	       "%u of %u sends posted after 20 RESETs of a busy QP (%s); %u of the 20000 sent before them completed",
-	       posted, SQ_DEPTH, err ? strerror(err) : "ok", before);
+	eroce_result("full_sq_after_reset", posted == SQ_DEPTH,
+		     "%u of %u sends posted after 20 RESETs of a busy QP (%s); %u of the 20000 sent before them completed",
+		     posted, SQ_DEPTH, err ? strerror(err) : "ok", before);
 	while (ok + bad < posted && !poll_one(a, 30, &wc)) {
 		if (wc.wr_id < 10000 || wc.wr_id >= 10000 + SQ_DEPTH)
 			continue;	/* left over from before a reset */
@@ -441,8 +413,8 @@ static void run_reset_ud(struct eroce_side *a, struct eroce_side *b)
 		else
 			bad++;
 	}
-	result("sends_complete_after_reset", ok == posted && !bad,
-	       "%u ok, %u failed of %u", ok, bad, posted);
+	eroce_result("sends_complete_after_reset", ok == posted && !bad,
+		     "%u ok, %u failed of %u", ok, bad, posted);
 	ibv_destroy_ah(ah);
 }
 
@@ -477,9 +449,9 @@ static void run_reset_rc(struct eroce_side *a, struct eroce_side *b)
 			break;
 		posted++;
 	}
-	result("full_sq_after_reset", posted == SQ_DEPTH / 4,
-	       "%u of %u sends posted after three RESETs under WRITEs",
-	       posted, SQ_DEPTH / 4);
+	eroce_result("full_sq_after_reset", posted == SQ_DEPTH / 4,
+		     "%u of %u sends posted after three RESETs under WRITEs",
+		     posted, SQ_DEPTH / 4);
 	while (got + bad < 2 * posted && !poll_one(b, 30, &wc)) {
 		if (wc.status != IBV_WC_SUCCESS)
 			bad++;
@@ -490,9 +462,9 @@ static void run_reset_rc(struct eroce_side *a, struct eroce_side *b)
 		if (memcmp(a->buf + i * MSG_LEN, b->buf + i * MSG_LEN,
 			   MSG_LEN))
 			break;
-	result("sends_arrive_after_reset", got == posted && !bad && i == got,
-	       "%u of %u received, %u errors, first mismatch at %u", got,
-	       posted, bad, i);
+	eroce_result("sends_arrive_after_reset", got == posted && !bad && i == got,
+		     "%u of %u received, %u errors, first mismatch at %u", got,
+		     posted, bad, i);
 }
 
 static void run_events(struct eroce_side *a, struct eroce_side *b)
@@ -514,8 +486,8 @@ static void run_events(struct eroce_side *a, struct eroce_side *b)
 	if (post_recv(b, b->qp, 0, MSG_LEN, 1) ||
 	    post_send(a, a->qp, 0, MSG_LEN, 1, NULL, 0))
 		eroce_die("post: %s", strerror(errno));
-	result("comm_est", wait_event(b, IBV_EVENT_COMM_EST, 30),
-	       "IBV_EVENT_COMM_EST on B, in RTR");
+	eroce_result("comm_est", wait_event(b, IBV_EVENT_COMM_EST, 30),
+		     "IBV_EVENT_COMM_EST on B, in RTR");
 	to_rts(b, b->qp, 0x10);
 	drain_cq(a, 0.5);
 	drain_cq(b, 0.5);
@@ -533,10 +505,10 @@ static void run_events(struct eroce_side *a, struct eroce_side *b)
 			eroce_die("to SQD: %s", strerror(errno));
 	}
 	ok = wait_event(a, IBV_EVENT_SQ_DRAINED, 60);
-	result("sq_drained", ok, "IBV_EVENT_SQ_DRAINED on A");
-	result("sq_drained_after_completion",
-	       ok && !poll_one(a, 1, &wc) && wc.status == IBV_WC_SUCCESS,
-	       "the WRITE completed successfully before the event");
+	eroce_result("sq_drained", ok, "IBV_EVENT_SQ_DRAINED on A");
+	eroce_result("sq_drained_after_completion",
+		     ok && !poll_one(a, 1, &wc) && wc.status == IBV_WC_SUCCESS,
+		     "the WRITE completed successfully before the event");
 	to_state(a, a->qp, IBV_QPS_RTS);
 
 	/* LAST_WQE_REACHED: a QP of an SRQ goes to ERR */
@@ -546,8 +518,8 @@ static void run_events(struct eroce_side *a, struct eroce_side *b)
 	c = qp_create(b, IBV_QPT_RC, srq);
 	to_init(b, c);
 	to_state(b, c, IBV_QPS_ERR);
-	result("last_wqe_reached", wait_event(b, IBV_EVENT_QP_LAST_WQE_REACHED, 30),
-	       "IBV_EVENT_QP_LAST_WQE_REACHED for a QP of an SRQ moved to ERR");
+	eroce_result("last_wqe_reached", wait_event(b, IBV_EVENT_QP_LAST_WQE_REACHED, 30),
+		     "IBV_EVENT_QP_LAST_WQE_REACHED for a QP of an SRQ moved to ERR");
 	ibv_destroy_qp(c);
 	ibv_destroy_srq(srq);
 }
@@ -574,12 +546,12 @@ static void run_solicited_err(struct eroce_side *a, struct eroce_side *b)
 			eroce_die("ibv_get_cq_event: %s", strerror(errno));
 		ibv_ack_cq_events(ev_cq, 1);
 	}
-	result("solicited_only_cq_fires_on_error", fired,
-	       "completion event for a flushed receive on a CQ armed solicited-only");
-	result("flushed_receive",
-	       !poll_one(a, 5, &wc) && wc.wr_id == 7 &&
-	       wc.status == IBV_WC_WR_FLUSH_ERR,
-	       "the receive completed with a flush error");
+	eroce_result("solicited_only_cq_fires_on_error", fired,
+		     "completion event for a flushed receive on a CQ armed solicited-only");
+	eroce_result("flushed_receive",
+		     !poll_one(a, 5, &wc) && wc.wr_id == 7 &&
+		     wc.status == IBV_WC_WR_FLUSH_ERR,
+		     "the receive completed with a flush error");
 }
 
 static void run_timer_race(struct eroce_side *a, struct eroce_side *b)
@@ -598,11 +570,11 @@ static void run_timer_race(struct eroce_side *a, struct eroce_side *b)
 		if (poll_one(a, 30, &wc) || wc.status != IBV_WC_SUCCESS)
 			break;
 	}
-	result("writes_succeed", i == opt.count,
-	       "%u of %u WRITEs of %u bytes succeeded with retry_cnt 0%s%s", i,
-	       opt.count, len, i == opt.count ? "" : "; then ",
-	       i == opt.count ? "" : wc.status ?
-	       ibv_wc_status_str(wc.status) : "no completion in 30 s");
+	eroce_result("writes_succeed", i == opt.count,
+		     "%u of %u WRITEs of %u bytes succeeded with retry_cnt 0%s%s", i,
+		     opt.count, len, i == opt.count ? "" : "; then ",
+		     i == opt.count ? "" : wc.status ?
+		     ibv_wc_status_str(wc.status) : "no completion in 30 s");
 }
 
 static void run_corrupt_sq(struct eroce_side *a, struct eroce_side *b)
@@ -625,26 +597,26 @@ static void run_corrupt_sq(struct eroce_side *a, struct eroce_side *b)
 	err = eroce_ring_sq_doorbell(a->qp);
 	if (err)
 		eroce_die("doorbell: %s", strerror(err));
-	result("qp_fatal_event", wait_event(a, IBV_EVENT_QP_FATAL, 30),
-	       "IBV_EVENT_QP_FATAL on A for a producer index %u past the consumer",
-	       sq->num_slots + 7);
+	eroce_result("qp_fatal_event", wait_event(a, IBV_EVENT_QP_FATAL, 30),
+		     "IBV_EVENT_QP_FATAL on A for a producer index %u past the consumer",
+		     sq->num_slots + 7);
 	if (ibv_query_qp(a->qp, &attr, IBV_QP_STATE, &init))
 		eroce_die("ibv_query_qp: %s", strerror(errno));
-	result("qp_in_err", attr.qp_state == IBV_QPS_ERR,
-	       "A is in ERR (state %d)", attr.qp_state);
+	eroce_result("qp_in_err", attr.qp_state == IBV_QPS_ERR,
+		     "A is in ERR (state %d)", attr.qp_state);
 	/* the provider's own index is intact: a post still reaches the flush */
 	atomic_store_explicit((_Atomic uint32_t *)&sq->ctrl->producer,
 			      sq->head, memory_order_release);
 	if (post_send(a, a->qp, 0, MSG_LEN, 9, NULL, 0))
 		eroce_die("post_send: %s", strerror(errno));
-	result("post_after_fatal_flushed",
-	       !poll_one(a, 10, &wc) && wc.wr_id == 9 &&
-	       wc.status == IBV_WC_WR_FLUSH_ERR,
-	       "a SEND posted afterwards completes with IBV_WC_WR_FLUSH_ERR");
+	eroce_result("post_after_fatal_flushed",
+		     !poll_one(a, 10, &wc) && wc.wr_id == 9 &&
+		     wc.status == IBV_WC_WR_FLUSH_ERR,
+		     "a SEND posted afterwards completes with IBV_WC_WR_FLUSH_ERR");
 	err = ibv_destroy_qp(a->qp);
 	a->qp = NULL;
-	result("destroy_after_fatal", !err, "ibv_destroy_qp: %s",
-	       err ? strerror(err) : "ok");
+	eroce_result("destroy_after_fatal", !err, "ibv_destroy_qp: %s",
+		     err ? strerror(err) : "ok");
 }
 
 /* write one WQE with @opcode into A's SQ directly, and ring */
@@ -691,15 +663,15 @@ static void run_kernel_op(struct eroce_side *a, struct eroce_side *b)
 		rc_connect(a, b, 0x50 + i);
 		post_raw_opcode(a, ops[i].opcode, 0x70 + i);
 		snprintf(name, sizeof(name), "%s_loc_qp_op_err", ops[i].name);
-		result(name, !poll_one(a, 10, &wc) && wc.wr_id == 0x70 + i &&
-		       wc.status == IBV_WC_LOC_QP_OP_ERR,
-		       "a user WQE with opcode 0x%x completes with "
-		       "IBV_WC_LOC_QP_OP_ERR", ops[i].opcode);
+		eroce_result(name, !poll_one(a, 10, &wc) && wc.wr_id == 0x70 + i &&
+			     wc.status == IBV_WC_LOC_QP_OP_ERR,
+			     "a user WQE with opcode 0x%x completes with "
+			     "IBV_WC_LOC_QP_OP_ERR", ops[i].opcode);
 		if (ibv_query_qp(a->qp, &attr, IBV_QP_STATE, &init))
 			eroce_die("ibv_query_qp: %s", strerror(errno));
 		snprintf(name, sizeof(name), "%s_qp_in_err", ops[i].name);
-		result(name, attr.qp_state == IBV_QPS_ERR,
-		       "A is in ERR (state %d)", attr.qp_state);
+		eroce_result(name, attr.qp_state == IBV_QPS_ERR,
+			     "A is in ERR (state %d)", attr.qp_state);
 	}
 }
 
@@ -763,5 +735,5 @@ int main(int argc, char **argv)
 		run_kernel_op(&a, &b);
 	else
 		usage();
-	return failures ? 1 : 0;
+	return eroce_results_status();
 }

@@ -32,7 +32,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,23 +48,6 @@
 #define DEPTH		64
 #define FIRST_PSN	4096
 #define WAIT_SECS	20.0
-
-static int failures;
-
-/* one expectation: "result: NAME ok|FAIL details" */
-static void result(const char *name, bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("result: %s %s ", name, ok ? "ok" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		failures++;
-}
 
 static uint32_t mtu_bytes(const struct eroce_side *a,
 			  const struct eroce_side *b)
@@ -191,16 +173,6 @@ static bool sent_ok(struct eroce_side *a, uint64_t id)
 	return true;
 }
 
-static enum ibv_qp_state qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr init;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
-		eroce_die("ibv_query_qp: %s", strerror(errno));
-	return a.qp_state;
-}
-
 static void uc_connect(struct eroce_side *a, struct eroce_side *b)
 {
 	a->qp = eroce_side_qp(a, IBV_QPT_UC, NULL, DEPTH);
@@ -283,21 +255,21 @@ static void run_data(struct eroce_side *a, struct eroce_side *b)
 		     recv_is(b, id, IBV_WC_SUCCESS, IBV_WC_RECV, lens[i],
 			     false) &&
 		     pattern_ok(b->buf + id * SLOT, lens[i], id);
-		result("send", ok, "%u bytes", lens[i]);
+		eroce_result("send", ok, "%u bytes", lens[i]);
 	}
 
 	ok = !post_recv(b, 5 * SLOT, SLOT, 5) &&
 	     !send_msg(a, 5, 2 * mtu, IBV_WR_SEND_WITH_IMM) && sent_ok(a, 5) &&
 	     recv_is(b, 5, IBV_WC_SUCCESS, IBV_WC_RECV, 2 * mtu, true) &&
 	     pattern_ok(b->buf + 5 * SLOT, 2 * mtu, 5);
-	result("send_imm", ok, "%u bytes, immediate data", 2 * mtu);
+	eroce_result("send_imm", ok, "%u bytes, immediate data", 2 * mtu);
 
 	pattern(a->buf + 6 * SLOT, 5 * mtu + 3, 6);
 	ok = !post(a, IBV_WR_RDMA_WRITE, 6 * SLOT, 5 * mtu + 3, 6,
 		   b->mr->rkey, raddr + 6 * SLOT) &&
 	     sent_ok(a, 6) && landed(b, 6 * SLOT, 5 * mtu + 3, 6) &&
 	     recv_none(b, 0.2);
-	result("write", ok, "%u bytes, no completion at B", 5 * mtu + 3);
+	eroce_result("write", ok, "%u bytes, no completion at B", 5 * mtu + 3);
 
 	pattern(a->buf + 7 * SLOT, 4 * mtu, 7);
 	ok = !post_recv(b, 0, 0, 7) &&
@@ -307,7 +279,7 @@ static void run_data(struct eroce_side *a, struct eroce_side *b)
 	     recv_is(b, 7, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, 4 * mtu,
 		     true) &&
 	     pattern_ok(b->buf + 7 * SLOT, 4 * mtu, 7);
-	result("write_imm", ok, "%u bytes, immediate data", 4 * mtu);
+	eroce_result("write_imm", ok, "%u bytes, immediate data", 4 * mtu);
 
 	{
 		static const enum ibv_wr_opcode refused[] = {
@@ -326,9 +298,9 @@ static void run_data(struct eroce_side *a, struct eroce_side *b)
 			}
 		}
 		ok = ok && recv_none(a, 0.2) &&
-		     qp_state(a->qp) == IBV_QPS_RTS;
-		result("refused_opcodes", ok,
-		       "READ, atomics, SEND with Invalidate: EINVAL");
+		     eroce_qp_state(a->qp) == IBV_QPS_RTS;
+		eroce_result("refused_opcodes", ok,
+			     "READ, atomics, SEND with Invalidate: EINVAL");
 	}
 }
 
@@ -348,17 +320,17 @@ static void run_loss(struct eroce_side *a, struct eroce_side *b)
 	ok = true;
 	for (id = 1; id <= 3; id++)
 		ok = ok && !send_msg(a, id, len, IBV_WR_SEND) && sent_ok(a, id);
-	result("sends_complete", ok, "A: 3 sends of %u bytes", len);
+	eroce_result("sends_complete", ok, "A: 3 sends of %u bytes", len);
 	ok = recv_is(b, 1, IBV_WC_SUCCESS, IBV_WC_RECV, len, false) &&
 	     pattern_ok(b->buf + SLOT, len, 1);
-	result("first_message", ok, "before the loss, byte for byte");
+	eroce_result("first_message", ok, "before the loss, byte for byte");
 	ok = recv_is(b, 2, IBV_WC_SUCCESS, IBV_WC_RECV, len, false) &&
 	     pattern_ok(b->buf + 2 * SLOT, len, 3);
-	result("wqe_reused", ok,
-	       "message 3 in the receive WQE message 2 took");
+	eroce_result("wqe_reused", ok,
+		     "message 3 in the receive WQE message 2 took");
 	ok = counter_reaches(b, "uc_messages_lost", lost + 1);
-	result("lost_counted", ok, "uc_messages_lost +%" PRIu64,
-	       counter(b, "uc_messages_lost") - lost);
+	eroce_result("lost_counted", ok, "uc_messages_lost +%" PRIu64,
+		     counter(b, "uc_messages_lost") - lost);
 
 	/* message 4 finds no receive WQE; message 5 one posted after it */
 	ok = !send_msg(a, 4, len, IBV_WR_SEND) && sent_ok(a, 4) &&
@@ -367,8 +339,8 @@ static void run_loss(struct eroce_side *a, struct eroce_side *b)
 	     !send_msg(a, 5, len, IBV_WR_SEND) && sent_ok(a, 5) &&
 	     recv_is(b, 3, IBV_WC_SUCCESS, IBV_WC_RECV, len, false) &&
 	     pattern_ok(b->buf + 3 * SLOT, len, 5);
-	result("no_recv_wqe_dropped", ok,
-	       "message 4 dropped, message 5 after it arrives");
+	eroce_result("no_recv_wqe_dropped", ok,
+		     "message 4 dropped, message 5 after it arrives");
 
 	/* message 6 is lost; its receive WQE is flushed with the QP */
 	ok = !post_recv(b, 4 * SLOT, SLOT, 4) &&
@@ -381,10 +353,10 @@ static void run_loss(struct eroce_side *a, struct eroce_side *b)
 		ok = !ibv_modify_qp(b->qp, &attr, IBV_QP_STATE) &&
 		     recv_is(b, 4, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, false);
 	}
-	result("held_wqe_flushed", ok,
-	       "the receive WQE of a lost message completes on ERR");
-	ok = qp_state(a->qp) == IBV_QPS_RTS && recv_none(a, 0.2);
-	result("sender_unaffected", ok, "A in RTS, nothing more");
+	eroce_result("held_wqe_flushed", ok,
+		     "the receive WQE of a lost message completes on ERR");
+	ok = eroce_qp_state(a->qp) == IBV_QPS_RTS && recv_none(a, 0.2);
+	eroce_result("sender_unaffected", ok, "A in RTS, nothing more");
 }
 
 static void run_errors(struct eroce_side *a, struct eroce_side *b)
@@ -400,26 +372,26 @@ static void run_errors(struct eroce_side *a, struct eroce_side *b)
 		   b->mr->rkey ^ 0x80, raddr + SLOT) &&
 	     sent_ok(a, 1) &&
 	     counter_reaches(b, "rx_drop_uc_access", acc + 1);
-	result("bad_rkey_dropped", ok, "rx_drop_uc_access +1");
+	eroce_result("bad_rkey_dropped", ok, "rx_drop_uc_access +1");
 	ok = !post(a, IBV_WR_RDMA_WRITE, SLOT, 2 * mtu, 2, b->mr->rkey,
 		   raddr + BUF_LEN - mtu) &&
 	     sent_ok(a, 2) &&
 	     counter_reaches(b, "rx_drop_uc_access", acc + 2);
-	result("past_mr_dropped", ok, "rx_drop_uc_access +2");
+	eroce_result("past_mr_dropped", ok, "rx_drop_uc_access +2");
 	ok = zeroed(b->buf + SLOT, 2 * mtu) &&
 	     zeroed(b->buf + BUF_LEN - mtu, mtu) &&
-	     qp_state(b->qp) == IBV_QPS_RTS &&
+	     eroce_qp_state(b->qp) == IBV_QPS_RTS &&
 	     !post(a, IBV_WR_RDMA_WRITE, SLOT, 2 * mtu, 3, b->mr->rkey,
 		   raddr + 2 * SLOT) &&
 	     sent_ok(a, 3) && landed(b, 2 * SLOT, 2 * mtu, 1);
-	result("good_write_after", ok,
-	       "B untouched and in RTS, the next WRITE lands");
+	eroce_result("good_write_after", ok,
+		     "B untouched and in RTS, the next WRITE lands");
 
 	ok = !post_recv(b, 3 * SLOT, mtu, 4) &&
 	     !send_msg(a, 4, 2 * mtu, IBV_WR_SEND) && sent_ok(a, 4) &&
 	     recv_is(b, 4, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, false) &&
-	     qp_state(b->qp) == IBV_QPS_ERR;
-	result("recv_too_small", ok, "IBV_WC_LOC_LEN_ERR, B in ERR");
+	     eroce_qp_state(b->qp) == IBV_QPS_ERR;
+	eroce_result("recv_too_small", ok, "IBV_WC_LOC_LEN_ERR, B in ERR");
 }
 
 static void usage(void)
@@ -452,5 +424,5 @@ int main(int argc, char **argv)
 		run_errors(&a, &b);
 	else
 		usage();
-	return failures ? 1 : 0;
+	return eroce_results_status();
 }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * tool_pair.c: two RDMA devices in one process and a QP connected between
- * them (tool_pair.h).  Single-threaded helpers; each exits through
- * eroce_die() when a verb fails.
+ * them, and the result lines (tool_pair.h).  Single-threaded helpers;
+ * each exits through eroce_die() when a verb fails.  State: the count of
+ * failed results.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -125,6 +128,37 @@ void eroce_qp_to_rts(struct eroce_side *s, struct ibv_qp *qp, uint32_t psn,
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	if (ibv_modify_qp(qp, &a, mask))
 		eroce_die("%s: to RTS: %s", s->name, strerror(errno));
+}
+
+enum ibv_qp_state eroce_qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr init;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
+		eroce_die("ibv_query_qp: %s", strerror(errno));
+	return a.qp_state;
+}
+
+static int eroce_failures;
+
+void eroce_result(const char *name, bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("result: %s %s ", name, ok ? "ok" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		eroce_failures++;
+}
+
+int eroce_results_status(void)
+{
+	return eroce_failures ? 1 : 0;
 }
 
 int eroce_side_poll(struct eroce_side *s, double secs, struct ibv_wc *wc)

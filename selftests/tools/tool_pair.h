@@ -3,7 +3,9 @@
  * tool_pair.h: two RDMA devices opened by one process, and a connected QP
  * on each, for the programs that test what happens between the two.  The
  * rdma subsystem's shared netns mode shows every device in every
- * namespace, so one process reaches both ends of a veth pair.
+ * namespace, so one process reaches both ends of a veth pair.  Such a
+ * program reports one "result: NAME ok|FAIL DETAILS" line per expectation
+ * (lib.sh's ktap_results makes each a subtest).
  */
 #ifndef EROCE_TOOL_PAIR_H
 #define EROCE_TOOL_PAIR_H
@@ -51,6 +53,16 @@ void eroce_qp_to_rtr(struct eroce_side *s, struct ibv_qp *qp,
 /* RTS from @psn; RC with the 67 ms timeout and @retry_cnt retries */
 void eroce_qp_to_rts(struct eroce_side *s, struct ibv_qp *qp, uint32_t psn,
 		     uint8_t retry_cnt);
+
+/* @qp's state, from ibv_query_qp() */
+enum ibv_qp_state eroce_qp_state(struct ibv_qp *qp);
+
+/* print one expectation's result line; a FAIL is counted */
+void eroce_result(const char *name, bool ok, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* the exit status: 0 when every result so far was ok, else 1 */
+int eroce_results_status(void);
 
 /* the next completion on s->cq within @secs: 0, or -1 on timeout */
 int eroce_side_poll(struct eroce_side *s, double secs, struct ibv_wc *wc);
