@@ -337,6 +337,27 @@ netem_set() {
 	tc ${ns:+-n "$ns"} qdisc replace dev "$dev" root netem "$@"
 }
 
+# netem_data_set NS DEV ARGS...: netem ARGS for DEV's IPv4 packets of 128
+# bytes or more only; the shorter ones (ACKs, NAKs, CNPs: 48-byte IP
+# packets) pass untouched.  A prio root with every priority in band 1:1
+# (netem) and a u32 filter sending IP total lengths below 128 to band 1:2.
+netem_data_set() {
+	local ns=$1 dev=$2; shift 2
+
+	tc ${ns:+-n "$ns"} qdisc replace dev "$dev" root handle 1: prio bands 2 \
+		priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 &&
+	tc ${ns:+-n "$ns"} qdisc add dev "$dev" parent 1:1 handle 10: netem "$@" &&
+	tc ${ns:+-n "$ns"} filter add dev "$dev" parent 1: protocol ip pref 10 \
+		u32 match u16 0 0xff80 at 2 flowid 1:2
+}
+
+# netem_band_stats NS DEV: what netem_data_set's netem saw ("Sent ... pkt
+# (dropped N, ...)"), for the test's diagnostics
+netem_band_stats() {
+	tc ${1:+-n "$1"} -s qdisc show dev "$2" parent 1:1 |
+		sed -n 's/^ *\(Sent .*\)$/\1/p'
+}
+
 # netem_clear NS DEV: back to the default qdisc
 netem_clear() {
 	tc ${1:+-n "$1"} qdisc del dev "$2" root 2>/dev/null
