@@ -153,10 +153,11 @@ cm_listening() {
 		grep -qE "state LISTEN .*src-addr [^ ]*:$1( |\$)"
 }
 
-# srv_cli [-p PORT] [-c PORT] [-w SECS] SECS SRV_NS CLI_NS SRV_CMD -- CLI_CMD
+# srv_cli [-p PORT] [-c PORT] [-r REGEX] [-w SECS] SECS SRV_NS CLI_NS SRV_CMD -- CLI_CMD
 # Starts SRV_CMD in SRV_NS ("" = initial namespace) in the background, waits
 # until it listens on TCP PORT (default 18515), or with -c on rdma_cm PORT
-# (rping, perftest -R), or without a port (-p 0) SECS_WAIT seconds (-w,
+# (rping, perftest -R), or with -r until its output matches the extended
+# REGEX, or without a port (-p 0) SECS_WAIT seconds (-w,
 # default 2), runs CLI_CMD in CLI_NS, then waits for the server.  Both run
 # under `timeout SECS` (times TIMEOUT_MULT: see lib.sh).  Outputs in SRV_OUT/CLI_OUT, statuses in
 # SRV_RC/CLI_RC; returns 0 when both exited 0.  Output is line
@@ -170,12 +171,13 @@ srv_cli() {
 }
 
 srv_cli_once() {
-	local port=18515 cmport="" wsecs=2 t sns cns spid
+	local port=18515 cmport="" ready="" wsecs=2 t sns cns spid
 	local -a srv=() cli=() spfx=() cpfx=()
 	while :; do
 		case "$1" in
 		-p) port=$2; shift 2 ;;
 		-c) cmport=$2; port=0; shift 2 ;;
+		-r) ready=$2; port=0; shift 2 ;;
 		-w) wsecs=$2; shift 2 ;;
 		*) break ;;
 		esac
@@ -191,6 +193,8 @@ srv_cli_once() {
 	spid=$!
 	if [ -n "$cmport" ]; then
 		wait_for 60 cm_listening "$cmport"
+	elif [ -n "$ready" ]; then
+		wait_for 60 grep -Eq "$ready" "$RDMA_TMP/srv.out"
 	elif [ "$port" != 0 ]; then
 		wait_for 60 tcp_listening "$sns" "$port"
 	else

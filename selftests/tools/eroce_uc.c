@@ -86,37 +86,6 @@ static bool pattern_ok(const uint8_t *p, uint32_t len, uint32_t seed)
 	return ok;
 }
 
-/* a counter of B's port 1; exits when it cannot be read */
-static uint64_t counter(const struct eroce_side *s, const char *name)
-{
-	char path[256];
-	uint64_t v;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", s->name,
-		 name);
-	f = fopen(path, "r");
-	if (!f || fscanf(f, "%" SCNu64, &v) != 1)
-		eroce_die("%s: %s", path, strerror(errno));
-	fclose(f);
-	return v;
-}
-
-/* wait until counter @name of @s reaches @want */
-static bool counter_reaches(const struct eroce_side *s, const char *name,
-			    uint64_t want)
-{
-	double end = eroce_now() + WAIT_SECS;
-
-	while (counter(s, name) < want) {
-		if (eroce_now() > end)
-			return false;
-		usleep(1000);
-	}
-	return true;
-}
-
 /* @op of @len bytes from @off of s->buf; RDMA to @rkey, @raddr */
 static int post(struct eroce_side *s, enum ibv_wr_opcode op, uint32_t off,
 		uint32_t len, uint64_t id, uint32_t rkey, uint64_t raddr)
@@ -307,8 +276,8 @@ static void run_data(struct eroce_side *a, struct eroce_side *b)
 static void run_loss(struct eroce_side *a, struct eroce_side *b)
 {
 	uint32_t len = 3 * mtu_bytes(a, b);
-	uint64_t lost = counter(b, "uc_messages_lost");
-	uint64_t no_wqe = counter(b, "rx_drop_no_recv_wqe");
+	uint64_t lost = eroce_counter(b, "uc_messages_lost");
+	uint64_t no_wqe = eroce_counter(b, "rx_drop_no_recv_wqe");
 	uint32_t id;
 	bool ok;
 
@@ -328,13 +297,13 @@ static void run_loss(struct eroce_side *a, struct eroce_side *b)
 	     pattern_ok(b->buf + 2 * SLOT, len, 3);
 	eroce_result("wqe_reused", ok,
 		     "message 3 in the receive WQE message 2 took");
-	ok = counter_reaches(b, "uc_messages_lost", lost + 1);
+	ok = eroce_counter_reaches(b, "uc_messages_lost", lost + 1);
 	eroce_result("lost_counted", ok, "uc_messages_lost +%" PRIu64,
-		     counter(b, "uc_messages_lost") - lost);
+		     eroce_counter(b, "uc_messages_lost") - lost);
 
 	/* message 4 finds no receive WQE; message 5 one posted after it */
 	ok = !send_msg(a, 4, len, IBV_WR_SEND) && sent_ok(a, 4) &&
-	     counter_reaches(b, "rx_drop_no_recv_wqe", no_wqe + 1) &&
+	     eroce_counter_reaches(b, "rx_drop_no_recv_wqe", no_wqe + 1) &&
 	     !post_recv(b, 3 * SLOT, SLOT, 3) &&
 	     !send_msg(a, 5, len, IBV_WR_SEND) && sent_ok(a, 5) &&
 	     recv_is(b, 3, IBV_WC_SUCCESS, IBV_WC_RECV, len, false) &&
@@ -345,7 +314,7 @@ static void run_loss(struct eroce_side *a, struct eroce_side *b)
 	/* message 6 is lost; its receive WQE is flushed with the QP */
 	ok = !post_recv(b, 4 * SLOT, SLOT, 4) &&
 	     !send_msg(a, 6, len, IBV_WR_SEND) && sent_ok(a, 6) &&
-	     counter_reaches(b, "uc_messages_lost", lost + 2) &&
+	     eroce_counter_reaches(b, "uc_messages_lost", lost + 2) &&
 	     recv_none(b, 0.2);
 	if (ok) {
 		struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
@@ -363,7 +332,7 @@ static void run_errors(struct eroce_side *a, struct eroce_side *b)
 {
 	uint32_t mtu = mtu_bytes(a, b);
 	uint64_t raddr = (uintptr_t)b->buf;
-	uint64_t acc = counter(b, "rx_drop_uc_access");
+	uint64_t acc = eroce_counter(b, "rx_drop_uc_access");
 	bool ok;
 
 	uc_connect(a, b);
@@ -371,12 +340,12 @@ static void run_errors(struct eroce_side *a, struct eroce_side *b)
 	ok = !post(a, IBV_WR_RDMA_WRITE, SLOT, 2 * mtu, 1,
 		   b->mr->rkey ^ 0x80, raddr + SLOT) &&
 	     sent_ok(a, 1) &&
-	     counter_reaches(b, "rx_drop_uc_access", acc + 1);
+	     eroce_counter_reaches(b, "rx_drop_uc_access", acc + 1);
 	eroce_result("bad_rkey_dropped", ok, "rx_drop_uc_access +1");
 	ok = !post(a, IBV_WR_RDMA_WRITE, SLOT, 2 * mtu, 2, b->mr->rkey,
 		   raddr + BUF_LEN - mtu) &&
 	     sent_ok(a, 2) &&
-	     counter_reaches(b, "rx_drop_uc_access", acc + 2);
+	     eroce_counter_reaches(b, "rx_drop_uc_access", acc + 2);
 	eroce_result("past_mr_dropped", ok, "rx_drop_uc_access +2");
 	ok = zeroed(b->buf + SLOT, 2 * mtu) &&
 	     zeroed(b->buf + BUF_LEN - mtu, mtu) &&

@@ -6,6 +6,7 @@
  * failed results.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,4 +176,33 @@ int eroce_side_poll(struct eroce_side *s, double secs, struct ibv_wc *wc)
 		usleep(200);
 	} while (eroce_now() < end);
 	return -1;
+}
+
+uint64_t eroce_counter(const struct eroce_side *s, const char *name)
+{
+	char path[256];
+	uint64_t v;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", s->name,
+		 name);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%" SCNu64, &v) != 1)
+		eroce_die("%s: %s", path, strerror(errno));
+	fclose(f);
+	return v;
+}
+
+bool eroce_counter_reaches(const struct eroce_side *s, const char *name,
+			   uint64_t want)
+{
+	double end = eroce_now() + EROCE_COUNTER_WAIT_SECS;
+
+	while (eroce_counter(s, name) < want) {
+		if (eroce_now() > end)
+			return false;
+		usleep(1000);
+	}
+	return true;
 }

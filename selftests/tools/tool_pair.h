@@ -67,4 +67,16 @@ int eroce_results_status(void);
 /* the next completion on s->cq within @secs: 0, or -1 on timeout */
 int eroce_side_poll(struct eroce_side *s, double secs, struct ibv_wc *wc);
 
+/* counter @name of s->name's port 1 (sysfs hw_counters); exits if unreadable */
+uint64_t eroce_counter(const struct eroce_side *s, const char *name);
+
+/*
+ * Wait until counter @name of @s reaches @want, at most
+ * EROCE_COUNTER_WAIT_SECS: false if it did not.  A packet the device
+ * dropped shows there, so a wait for a drop needs no sleep.
+ */
+#define EROCE_COUNTER_WAIT_SECS	20.0
+bool eroce_counter_reaches(const struct eroce_side *s, const char *name,
+			   uint64_t want);
+
 #endif /* EROCE_TOOL_PAIR_H */
