@@ -44,6 +44,9 @@ enum eroce_limits {
 	EROCE_MAX_RD_ATOMIC	= 128,
 	EROCE_MAX_PKEYS		= 1,
 	EROCE_GID_TABLE_LEN	= 1024,
+	EROCE_MAX_MCAST_GRP	= 256,
+	EROCE_MAX_MCAST_QP_ATTACH = 64,
+	EROCE_MAX_TOTAL_MCAST_QP_ATTACH = 4096,
 };
 
 #define EROCE_MAX_MSG_SIZE	BIT(31)
@@ -53,6 +56,14 @@ enum eroce_limits {
 #define EROCE_DEFAULT_PKEY	0xffff
 
 struct eroce_net;
+
+/* the multicast groups of a device's UD QPs (eroce_mcast.c) */
+struct eroce_mcast {
+	struct mutex lock;		/* guards the changes below */
+	struct list_head groups;	/* of struct eroce_mcg; RCU readers */
+	unsigned int num_groups;
+	unsigned int num_attached;	/* QP attachments, all groups */
+};
 
 struct eroce_dev {
 	struct ib_device ibdev;		/* first: ib_alloc_device() */
@@ -66,6 +77,7 @@ struct eroce_dev {
 	enum ib_mtu active_mtu;
 
 	struct eroce_res res;		/* verbs objects */
+	struct eroce_mcast mcast;	/* multicast groups, own lock */
 	struct eroce_stats __percpu *stats;
 	struct eroce_tuning tuning;	/* tuning/ in sysfs */
 
@@ -104,6 +116,15 @@ void eroce_dev_port_event(struct eroce_dev *edev);
 void eroce_dev_mtu_changed(struct eroce_dev *edev);
 struct eroce_dev *eroce_dev_get_by_netdev(struct net_device *ndev);
 enum ib_mtu eroce_mtu_from_netdev_mtu(unsigned int mtu);
+
+/* eroce_mcast.c */
+void eroce_mcast_init(struct eroce_mcast *mc);
+void eroce_mcast_fini(struct eroce_mcast *mc);
+int eroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int eroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+bool eroce_mcast_detach_qp(struct eroce_qp *qp);
+bool eroce_mcast_rcv(struct eroce_dev *edev, struct eroce_rx *pkt,
+		     const union ib_gid *sgid, const union ib_gid *mgid);
 
 /* eroce_net.c: per-namespace UDP/4791 sockets */
 struct eroce_net *eroce_net_get(struct net *net);

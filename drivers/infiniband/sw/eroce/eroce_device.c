@@ -90,6 +90,9 @@ static int eroce_query_device(struct ib_device *ibdev,
 	attr->max_srq_wr = EROCE_MAX_SRQ_WR;
 	attr->max_srq_sge = EROCE_MAX_SRQ_SGE;
 	attr->max_pkeys = EROCE_MAX_PKEYS;
+	attr->max_mcast_grp = EROCE_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = EROCE_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = EROCE_MAX_TOTAL_MCAST_QP_ATTACH;
 	attr->local_ca_ack_delay = 15;
 	return 0;
 }
@@ -184,6 +187,7 @@ static void eroce_dealloc_driver(struct ib_device *ibdev)
 	eroce_tuning_sysfs_del(edev);
 	cancel_work_sync(&edev->lo_work);
 	eroce_xmit_loopback_purge(edev);
+	eroce_mcast_fini(&edev->mcast);
 	eroce_res_fini(&edev->res);
 	eroce_stats_fini(edev);
 	if (edev->net)
@@ -358,6 +362,7 @@ int eroce_dev_add(const char *name, struct net_device *ndev)
 	ib_set_device_ops(&edev->ibdev, &eroce_dev_ops);
 	ib_set_device_ops(&edev->ibdev, &eroce_verbs_ops);
 	eroce_res_init(&edev->res);
+	eroce_mcast_init(&edev->mcast);
 	eroce_tuning_init(&edev->tuning);
 	skb_queue_head_init(&edev->lo_queue);
 	INIT_WORK(&edev->lo_work, eroce_xmit_loopback_work);

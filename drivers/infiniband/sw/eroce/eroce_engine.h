@@ -284,5 +284,7 @@ u32 eroce_rate_kbps(struct eroce_qp *qp);
 
 /* eroce_recv.c */
 int eroce_recv(struct sock *sk, struct sk_buff *skb);
+void eroce_recv_deliver(struct eroce_dev *edev, struct eroce_rx *pkt,
+			const union ib_gid *sgid, struct eroce_qp *qp);
 
 #endif /* EROCE_ENGINE_H */

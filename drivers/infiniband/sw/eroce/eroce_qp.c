@@ -129,7 +129,7 @@ static int eroce_qp_alloc_qpn(struct eroce_res *res, struct eroce_qp *qp,
 		err = xa_insert(&res->qp_xa, qpn, NULL, GFP_KERNEL);
 	} else {
 		err = xa_alloc_cyclic(&res->qp_xa, &qpn, NULL,
-				      XA_LIMIT(EROCE_FIRST_QPN, EROCE_QPN_MASK),
+				      XA_LIMIT(EROCE_FIRST_QPN, EROCE_LAST_QPN),
 				      &res->next_qpn, GFP_KERNEL);
 	}
 	if (err < 0)
@@ -461,10 +461,12 @@ int eroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct eroce_res *res = &to_eroce_dev(ibqp->device)->res;
 	struct eroce_qp *qp = to_eroce_qp(ibqp);
+	bool was_attached;
 
+	was_attached = eroce_mcast_detach_qp(qp);
 	xa_erase(&res->qp_xa, ibqp->qp_num);
-	/* a lookup that found the QP has its reference after this */
-	if (qp->published)
+	/* a lookup or group walk that found the QP has its reference now */
+	if (qp->published || was_attached)
 		synchronize_rcu();
 	eroce_obj_drain(&qp->obj, true);
 	eroce_qp_engine_fini(qp);

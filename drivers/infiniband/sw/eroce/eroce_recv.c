@@ -8,7 +8,8 @@
  * receiving netdev (or the VLAN device's real device), a linear buffer,
  * transport headers that fit the packet and an opcode eroce knows
  * (eroce_hdr_check()), the ICRC, a destination GID of this device on this
- * netdev, the destination QP, the QP's transport, the P_Key, the QP state
+ * netdev (or a multicast group with QPs attached: eroce_mcast.c hands the
+ * packet to each of them), the destination QP, the QP's transport, the P_Key, the QP state
  * and, for a connected QP, the source address of its peer.  Only then do
  * the responder (requests) or the completer (responses) see it; a CNP
  * (checked the same way) goes to the named QP's rate control, and a
@@ -23,6 +24,7 @@
 #include <linux/udp.h>
 #include <net/addrconf.h>
 #include <net/inet_ecn.h>
+#include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
 #include "eroce.h"
@@ -124,30 +126,35 @@ static void eroce_recv_cnp(struct eroce_dev *edev, struct eroce_rx *pkt,
 	eroce_qp_put(qp);
 }
 
-static void eroce_recv_qp(struct eroce_dev *edev, struct eroce_rx *pkt,
-			  const union ib_gid *sgid)
+/**
+ * eroce_recv_deliver() - hand a validated packet to one QP
+ * @edev: the receiving device
+ * @pkt: the packet
+ * @sgid: its source address
+ * @qp: the QP it names, or one attached to its multicast group; the
+ *	caller holds a reference
+ *
+ * Checks what depends on the QP (its type, the P_Key, its state and, for a
+ * connected QP, the peer), then gives the packet to the responder or the
+ * completer.  Context: softirq; takes the QP's engine lock.
+ */
+void eroce_recv_deliver(struct eroce_dev *edev, struct eroce_rx *pkt,
+			const union ib_gid *sgid, struct eroce_qp *qp)
 {
-	u32 qpn = eroce_bth_qpn(pkt->bth);
+	u32 qpn = qp->ibqp.qp_num;
 	u32 flags = pkt->info->flags;
-	struct eroce_qp *qp;
-
-	qp = eroce_qp_get(&edev->res, qpn);
-	if (!qp) {
-		eroce_rx_drop(edev, DROP_NO_QP, "no QP %u", qpn);
-		return;
-	}
 
 	if (!(flags & eroce_qp_type_opf(qp->ibqp.qp_type))) {
 		eroce_rx_drop(edev, DROP_QP_TYPE, "%s for QP %u",
 			      eroce_opcode_name(pkt->opcode), qpn);
-		goto out_put;
+		return;
 	}
 	/* one P_Key (0xffff): compare the 15 key bits */
 	if ((eroce_bth_pkey(pkt->bth) & 0x7fff) !=
 	    (EROCE_DEFAULT_PKEY & 0x7fff)) {
 		eroce_rx_drop(edev, DROP_BAD_PKEY, "P_Key %#x for QP %u",
 			      eroce_bth_pkey(pkt->bth), qpn);
-		goto out_put;
+		return;
 	}
 
 	/*
@@ -178,8 +185,38 @@ static void eroce_recv_qp(struct eroce_dev *edev, struct eroce_rx *pkt,
 		eroce_resp_rcv(qp, pkt);
 out_unlock:
 	spin_unlock_bh(&qp->eng.lock);
-out_put:
+}
+
+static void eroce_recv_qp(struct eroce_dev *edev, struct eroce_rx *pkt,
+			  const union ib_gid *sgid)
+{
+	u32 qpn = eroce_bth_qpn(pkt->bth);
+	struct eroce_qp *qp;
+
+	qp = eroce_qp_get(&edev->res, qpn);
+	if (!qp) {
+		eroce_rx_drop(edev, DROP_NO_QP, "no QP %u", qpn);
+		return;
+	}
+	eroce_recv_deliver(edev, pkt, sgid, qp);
 	eroce_qp_put(qp);
+}
+
+/* a packet for a multicast group: a copy for each QP attached to it */
+static void eroce_recv_mcast(struct eroce_dev *edev, struct eroce_rx *pkt,
+			     const union ib_gid *sgid,
+			     const union ib_gid *mgid)
+{
+	u32 qpn = eroce_bth_qpn(pkt->bth);
+
+	if (qpn != IB_MULTICAST_QPN) {
+		eroce_rx_drop(edev, DROP_MCAST_QPN, "QP %u for group %pI6",
+			      qpn, mgid);
+		return;
+	}
+	if (!eroce_mcast_rcv(edev, pkt, sgid, mgid))
+		eroce_rx_drop(edev, DROP_MCAST_NO_GROUP,
+			      "no QP attached to group %pI6", mgid);
 }
 
 /**
@@ -196,6 +233,7 @@ int eroce_recv(struct sock *sk, struct sk_buff *skb)
 	const struct ib_gid_attr *gattr;
 	struct eroce_dev *edev;
 	struct eroce_rx pkt;
+	bool mcast;
 	int err;
 
 	edev = eroce_recv_dev(skb->dev);
@@ -233,14 +271,18 @@ int eroce_recv(struct sock *sk, struct sk_buff *skb)
 	}
 
 	eroce_recv_gids(skb, &sgid, &dgid);
-	gattr = rdma_find_gid_by_port(&edev->ibdev, &dgid,
-				      IB_GID_TYPE_ROCE_UDP_ENCAP, 1, skb->dev);
-	if (IS_ERR(gattr)) {
-		eroce_rx_drop(edev, DROP_BAD_DGID, "destination %pI6 is not ours",
-			      &dgid);
-		goto out_put_dev;
+	mcast = rdma_is_multicast_addr((struct in6_addr *)dgid.raw);
+	if (!mcast) {
+		gattr = rdma_find_gid_by_port(&edev->ibdev, &dgid,
+					      IB_GID_TYPE_ROCE_UDP_ENCAP, 1,
+					      skb->dev);
+		if (IS_ERR(gattr)) {
+			eroce_rx_drop(edev, DROP_BAD_DGID,
+				      "destination %pI6 is not ours", &dgid);
+			goto out_put_dev;
+		}
+		rdma_put_gid_attr(gattr);
 	}
-	rdma_put_gid_attr(gattr);
 
 	eroce_stat_inc(edev, EROCE_CNT_RX_PACKETS);
 	eroce_stat_add(edev, EROCE_CNT_RX_BYTES, skb->len);
@@ -255,7 +297,9 @@ int eroce_recv(struct sock *sk, struct sk_buff *skb)
 	pkt.paylen = hi.paylen;
 	pkt.vlan_id = is_vlan_dev(skb->dev) ? vlan_dev_vlan_id(skb->dev) : -1;
 
-	if (hi.op->flags & EROCE_OPF_CNP)
+	if (mcast)
+		eroce_recv_mcast(edev, &pkt, &sgid, &dgid);
+	else if (hi.op->flags & EROCE_OPF_CNP)
 		eroce_recv_cnp(edev, &pkt, &sgid);
 	else
 		eroce_recv_qp(edev, &pkt, &sgid);

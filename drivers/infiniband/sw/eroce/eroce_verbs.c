@@ -48,6 +48,8 @@ const struct ib_device_ops eroce_verbs_ops = {
 	.destroy_qp = eroce_destroy_qp,
 	.post_send = eroce_post_send,
 	.post_recv = eroce_post_recv,
+	.attach_mcast = eroce_attach_mcast,
+	.detach_mcast = eroce_detach_mcast,
 	.fill_res_qp_entry = eroce_fill_res_qp_entry,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, eroce_ah, ibah),

@@ -32,6 +32,8 @@
 /* QPNs below this are reserved (QP0/QP1); QPNs are 24 bits */
 #define EROCE_FIRST_QPN		16
 #define EROCE_QPN_MASK		0xffffff
+/* the last QPN a QP gets: 0xffffff (IB_MULTICAST_QPN) names a group */
+#define EROCE_LAST_QPN		(IB_MULTICAST_QPN - 1)
 #define EROCE_GSI_QPN		1
 
 /* MR keys are (index << 8) | key byte */
