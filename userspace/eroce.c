@@ -28,12 +28,12 @@ static const struct verbs_match_ent eroce_match_table[] = {
  * kernel; check it before trusting it, so a bad response fails the create
  * instead of letting us write outside the mapping.
  */
-int eroce_map_ring(struct ibv_context *ibctx, struct eroce_ring *r,
-		   const struct eroce_ring_info *info, size_t min_slot_size,
-		   bool consumer)
+/* check the kernel's description of a ring and map it: 0 or an errno */
+static int eroce_mmap_ring(struct ibv_context *ibctx,
+			   const struct eroce_ring_info *info,
+			   size_t min_slot_size, void **map)
 {
 	uint64_t need;
-	void *map;
 
 	if (!info->num_slots || (info->num_slots & (info->num_slots - 1)) ||
 	    !info->slot_size || (info->slot_size & (info->slot_size - 1)) ||
@@ -44,11 +44,16 @@ int eroce_map_ring(struct ibv_context *ibctx, struct eroce_ring *r,
 	if (need > info->mmap_size)
 		return EINVAL;
 
-	map = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   ibctx->cmd_fd, info->mmap_offset);
-	if (map == MAP_FAILED)
-		return errno;
+	*map = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    ibctx->cmd_fd, info->mmap_offset);
+	return *map == MAP_FAILED ? errno : 0;
+}
 
+/* point @r at @map, the ring @info describes; the lock is not touched */
+static void eroce_ring_set_map(struct eroce_ring *r, void *map,
+			       const struct eroce_ring_info *info,
+			       bool consumer)
+{
 	r->map = map;
 	r->ctrl = map;
 	r->map_size = info->mmap_size;
@@ -62,7 +67,40 @@ int eroce_map_ring(struct ibv_context *ibctx, struct eroce_ring *r,
 				       ring_word(&r->ctrl->consumer) :
 				       ring_word(&r->ctrl->producer),
 				       memory_order_relaxed);
+}
+
+int eroce_map_ring(struct ibv_context *ibctx, struct eroce_ring *r,
+		   const struct eroce_ring_info *info, size_t min_slot_size,
+		   bool consumer)
+{
+	void *map;
+	int ret;
+
+	ret = eroce_mmap_ring(ibctx, info, min_slot_size, &map);
+	if (ret)
+		return ret;
+	eroce_ring_set_map(r, map, info, consumer);
 	pthread_spin_init(&r->lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
+}
+
+/*
+ * The kernel replaced @r's buffer (CQ resize): map the new one, unmap the
+ * old.  The caller holds r->lock.  On error @r still maps the old buffer.
+ */
+int eroce_remap_ring(struct ibv_context *ibctx, struct eroce_ring *r,
+		     const struct eroce_ring_info *info, size_t min_slot_size,
+		     bool consumer)
+{
+	void *old = r->map, *map;
+	size_t old_size = r->map_size;
+	int ret;
+
+	ret = eroce_mmap_ring(ibctx, info, min_slot_size, &map);
+	if (ret)
+		return ret;
+	eroce_ring_set_map(r, map, info, consumer);
+	munmap(old, old_size);
 	return 0;
 }
 
@@ -238,6 +276,7 @@ static const struct verbs_context_ops eroce_ctx_ops = {
 	.modify_cq = eroce_modify_cq,
 	.modify_qp = eroce_modify_qp,
 	.modify_qp_rate_limit = eroce_modify_qp_rate_limit,
+	.resize_cq = eroce_resize_cq,
 	.modify_srq = eroce_modify_srq,
 	.poll_cq = eroce_poll_cq,
 	.post_recv = eroce_post_recv,

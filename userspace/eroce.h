@@ -189,6 +189,9 @@ int eroce_map_ring(struct ibv_context *ibctx, struct eroce_ring *r,
 		   const struct eroce_ring_info *info, size_t min_slot_size,
 		   bool consumer);
 void eroce_unmap_ring(struct eroce_ring *r);
+int eroce_remap_ring(struct ibv_context *ibctx, struct eroce_ring *r,
+		     const struct eroce_ring_info *info, size_t min_slot_size,
+		     bool consumer);
 
 /* eroce_cq.c */
 struct ibv_cq *eroce_create_cq(struct ibv_context *ibctx, int cqe,
@@ -198,6 +201,7 @@ struct ibv_cq_ex *eroce_create_cq_ex(struct ibv_context *ibctx,
 				     struct ibv_cq_init_attr_ex *attr);
 int eroce_destroy_cq(struct ibv_cq *ibcq);
 int eroce_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
+int eroce_resize_cq(struct ibv_cq *ibcq, int cqe);
 int eroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 int eroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 
@@ -239,6 +243,8 @@ EROCE_DECLARE_DRV_RESP(eroce_create_cq_resp_full, ib_uverbs_create_cq_resp,
 		       eroce_create_cq_resp);
 EROCE_DECLARE_DRV_RESP(eroce_create_cq_ex_resp_full,
 		       ib_uverbs_ex_create_cq_resp, eroce_create_cq_resp);
+EROCE_DECLARE_DRV_RESP(eroce_resize_cq_resp_full, ib_uverbs_resize_cq_resp,
+		       eroce_resize_cq_resp);
 EROCE_DECLARE_DRV_RESP(eroce_create_qp_resp_full, ib_uverbs_create_qp_resp,
 		       eroce_create_qp_resp);
 EROCE_DECLARE_DRV_RESP(eroce_create_qp_ex_resp_full,

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * eroce provider: completion queues.  Owns CQ create/destroy, poll_cq, the
- * ibv_cq_ex polling interface and CQ arming.
+ * eroce provider: completion queues.  Owns CQ create/destroy/resize,
+ * poll_cq, the ibv_cq_ex polling interface and CQ arming.
  *
  * The kernel produces CQEs into the shared ring, this process consumes
  * them.  cq->ring.lock serialises the consumer end: poll_cq holds it for
  * one call, the cq_ex interface from start_poll until end_poll (or until
- * start_poll/next_poll reports ENOENT for start_poll).  Neither poll_cq nor
+ * start_poll/next_poll reports ENOENT for start_poll), resize for the
+ * command and the swap of the mappings.  Neither poll_cq nor
  * req_notify_cq enters the kernel: arming is an atomic OR into the CQ's
  * ctrl.flags, which the kernel checks after it publishes a CQE.
  */
@@ -283,6 +284,28 @@ int eroce_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr)
 	struct ibv_modify_cq cmd = {};
 
 	return ibv_cmd_modify_cq(ibcq, attr, &cmd, sizeof(cmd));
+}
+
+/*
+ * The kernel moves the completions not consumed yet to a new ring and
+ * says where it is; with the lock held throughout, no poll sees either
+ * ring half-way.
+ */
+int eroce_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct eroce_resize_cq_resp_full resp = {};
+	struct eroce_cq *cq = to_ecq(ibcq);
+	struct ibv_resize_cq cmd = {};
+	int ret;
+
+	pthread_spin_lock(&cq->ring.lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (!ret)
+		ret = eroce_remap_ring(ibcq->context, &cq->ring, &resp.drv.cq,
+				       sizeof(struct eroce_cqe), true);
+	pthread_spin_unlock(&cq->ring.lock);
+	return ret;
 }
 
 int eroce_destroy_cq(struct ibv_cq *ibcq)

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -828,7 +829,6 @@ static int test_unsupported(void)
 
 	cq = make_cq(16);
 	CHECK(cq);
-	CHECK_RET(ibv_resize_cq(cq, 64), EOPNOTSUPP);
 
 	mr = ibv_reg_mr(t.pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	CHECK(mr);
@@ -1052,6 +1052,124 @@ static int test_leak(void)
 	return KSFT_PASS;
 }
 
+/*
+ * @n receives (wr_id @first..) on a new RC QP completing on @cq, flushed
+ * into @cq: the QP goes to ERR, and a SEND posted then (on @scq) rings
+ * the doorbell of a QP that never sent, which flushes everything queued
+ * under the engine lock before it returns.  The QP is returned for the
+ * caller to destroy.
+ */
+static struct ibv_qp *flush_recvs(struct ibv_cq *cq, struct ibv_cq *scq,
+				  int n, uint64_t first)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = scq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = n, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = PORT };
+	struct ibv_recv_wr rwr = {}, *bad_rwr;
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad_swr;
+	struct ibv_qp *qp;
+	int i;
+
+	qp = ibv_create_qp(t.pd, &ia);
+	if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return NULL;
+	for (i = 0; i < n; i++) {
+		rwr.wr_id = first + i;
+		if (ibv_post_recv(qp, &rwr, &bad_rwr))
+			return NULL;
+	}
+	if (to_state(qp, IBV_QPS_ERR) || ibv_post_send(qp, &swr, &bad_swr))
+		return NULL;
+	return qp;
+}
+
+/* exactly @n flushed receives wr_id @first.. on @cq, then nothing */
+static bool polled_in_order(struct ibv_cq *cq, int n, uint64_t first)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (ibv_poll_cq(cq, 1, &wc) != 1 || wc.wr_id != first + i ||
+		    wc.status != IBV_WC_WR_FLUSH_ERR) {
+			diag("completion %d of %d: not wr_id %llu flushed", i,
+			     n, (unsigned long long)(first + i));
+			return false;
+		}
+	}
+	return ibv_poll_cq(cq, 1, &wc) == 0;
+}
+
+/*
+ * ibv_resize_cq: the completions not polled yet survive, in order; a size
+ * below them is EINVAL and changes nothing; the new ring takes more than
+ * the old one held; an armed CQ stays armed.
+ */
+static int test_cq_resize(void)
+{
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq, *scq, *ev_cq;
+	struct ibv_qp *qp1, *qp2, *qp3;
+	struct ibv_wc wc[3];
+	struct pollfd pfd;
+	void *ev_ctx;
+
+	ch = ibv_create_comp_channel(t.ctx);
+	CHECK(ch);
+	cq = ibv_create_cq(t.ctx, 16, NULL, ch, 0);
+	scq = make_cq(16);
+	CHECK(cq && scq);
+	CHECK(cq->cqe == 16);
+
+	qp1 = flush_recvs(cq, scq, 10, 0);
+	CHECK(qp1);
+	CHECK_RET(ibv_resize_cq(cq, 0), EINVAL);
+	CHECK_RET(ibv_resize_cq(cq, t.dev.max_cqe + 1), EINVAL);
+	/* 10 outstanding: 4 and 8 slots are too few */
+	CHECK_RET(ibv_resize_cq(cq, 4), EINVAL);
+	CHECK_RET(ibv_resize_cq(cq, 8), EINVAL);
+	CHECK(cq->cqe == 16);
+	CHECK_RET(ibv_poll_cq(cq, 3, wc), 3);
+	CHECK(wc[0].wr_id == 0 && wc[2].wr_id == 2);
+	/* 7 outstanding: 8 slots hold them */
+	CHECK_RET(ibv_resize_cq(cq, 7), 0);
+	CHECK(cq->cqe == 8);
+	CHECK_RET(ibv_resize_cq(cq, 100), 0);
+	CHECK(cq->cqe == 128);
+	diag("16 -> 8 with 7 completions pending -> 128");
+	CHECK(polled_in_order(cq, 7, 3));
+
+	/* more than the first ring held */
+	qp2 = flush_recvs(cq, scq, 40, 100);
+	CHECK(qp2);
+	CHECK(polled_in_order(cq, 40, 100));
+
+	/* armed, resized, then a completion: the event comes */
+	CHECK_RET(ibv_req_notify_cq(cq, 0), 0);
+	CHECK_RET(ibv_resize_cq(cq, 32), 0);
+	qp3 = flush_recvs(cq, scq, 1, 200);
+	CHECK(qp3);
+	pfd.fd = ch->fd;
+	pfd.events = POLLIN;
+	CHECK(poll(&pfd, 1, 10000) == 1);
+	CHECK_RET(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
+	CHECK(ev_cq == cq);
+	ibv_ack_cq_events(cq, 1);
+	CHECK(polled_in_order(cq, 1, 200));
+
+	CHECK_RET(ibv_destroy_qp(qp1), 0);
+	CHECK_RET(ibv_destroy_qp(qp2), 0);
+	CHECK_RET(ibv_destroy_qp(qp3), 0);
+	CHECK_RET(ibv_destroy_cq(cq), 0);
+	CHECK_RET(ibv_destroy_cq(scq), 0);
+	CHECK_RET(ibv_destroy_comp_channel(ch), 0);
+	return KSFT_PASS;
+}
+
 /* ---- main */
 
 struct subtest {
@@ -1067,6 +1185,7 @@ static const struct subtest tests[] = {
 	{ "pd", test_pd, false },
 	{ "mr", test_mr, false },
 	{ "cq", test_cq, false },
+	{ "cq_resize", test_cq_resize, false },
 	{ "rc_qp_states", test_rc_qp, true },
 	{ "ud_qp_states", test_ud_qp, false },
 	{ "qp_ex", test_qp_ex, false },

@@ -201,6 +201,15 @@ struct eroce_create_cq_resp {
 	struct eroce_ring_info cq;
 };
 
+/*
+ * ibv_resize_cq: the CQ's new ring.  The kernel moved the CQEs userspace
+ * had not consumed to its start (the new consumer index is 0); the old
+ * ring gets no CQE any more and may be unmapped.
+ */
+struct eroce_resize_cq_resp {
+	struct eroce_ring_info cq;
+};
+
 struct eroce_create_qp_resp {
 	struct eroce_ring_info sq;
 	struct eroce_ring_info rq;	/* all zero when the QP uses an SRQ */

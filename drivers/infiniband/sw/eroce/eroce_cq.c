@@ -2,11 +2,14 @@
 /*
  * eroce: completion queues.
  *
- * create/destroy run in process context; eroce_cq_post, poll_cq and
- * req_notify_cq run in any context.  Locks: the ring's producer_lock
- * serialises eroce_cq_post (and guards cq->overflowed), its consumer_lock
- * serialises poll_cq of kernel CQs.  The arm bits in ctrl.flags are
- * changed with atomic read-modify-writes only; comp_handler and the event
+ * create/destroy/resize run in process context; eroce_cq_post, poll_cq
+ * and req_notify_cq run in any context.  Locks: the ring's producer_lock
+ * serialises eroce_cq_post (and guards cq->overflowed and, against it,
+ * the ring's buffer, which resize replaces), its consumer_lock serialises
+ * poll_cq of kernel CQs; resize takes both, consumer_lock first.  The arm
+ * bits in ctrl.flags are changed with atomic read-modify-writes only (a
+ * kernel consumer does not arm a CQ it is resizing, as the verbs require);
+ * comp_handler and the event
  * handler are called without the CQ's locks (the engines may hold their
  * QP's engine lock: a comp_handler must not re-enter that QP's engine
  * synchronously, and ib_core's handlers only schedule work).
@@ -62,6 +65,73 @@ err_uncount:
 	return err;
 }
 
+/**
+ * eroce_resize_cq() - give a CQ a ring of another size
+ * @ibcq: the CQ
+ * @cqe: the completions it must hold, rounded up to a power of two
+ * @udata: for a user CQ, where the new ring's description goes
+ *
+ * The completions not yet consumed move to the new ring, in order; the
+ * engines produce into the new ring from then on, and none is lost.  A
+ * user CQ's provider holds its CQ lock through the call and maps the new
+ * ring afterwards.
+ * Context: process context.
+ * Return: 0; -EINVAL for a size out of range or below the completions
+ * outstanding (the CQ is unchanged); -ENOMEM.
+ */
+int eroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct eroce_cq *cq = to_eroce_cq(ibcq);
+	struct eroce_resize_cq_resp resp = {};
+	struct eroce_ring *ring = &cq->ring;
+	struct eroce_ring new_ring;
+	unsigned long flags;
+	u32 num_slots;
+	int err;
+
+	if (cqe < 1 || cqe > EROCE_MAX_CQE)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+
+	num_slots = roundup_pow_of_two(cqe);
+	err = eroce_ring_init(&new_ring, num_slots, sizeof(struct eroce_cqe),
+			      cq->user);
+	if (err)
+		return err;
+	if (udata) {
+		struct eroce_ucontext *uctx =
+			rdma_udata_to_drv_context(udata, struct eroce_ucontext,
+						  ibuc);
+
+		err = eroce_ring_publish(&new_ring, &uctx->ibuc, &resp.cq);
+		if (err)
+			goto out_free_ring;
+	}
+
+	spin_lock_irqsave(&ring->consumer_lock, flags);
+	spin_lock(&ring->producer_lock);
+	err = eroce_ring_replace(ring, &new_ring);
+	spin_unlock(&ring->producer_lock);
+	spin_unlock_irqrestore(&ring->consumer_lock, flags);
+	if (err)
+		goto out_free_ring;
+	ibcq->cqe = num_slots;
+
+	/*
+	 * The new ring is in use: an error copying its description leaves
+	 * the CQ resized, and the provider, which gets the error, unable to
+	 * see it (as after any failed create).
+	 */
+	if (udata)
+		err = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+out_free_ring:
+	/* the ring not in use: the new one on error, else the old one */
+	eroce_ring_free(&new_ring);
+	return err;
+}
+
 /* ib_core destroys a CQ only when no QP or SRQ refers to it */
 int eroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
@@ -77,7 +147,7 @@ int eroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  * A full CQ loses the CQE: the CQ is marked EROCE_CQ_OVERFLOW and its owner
  * gets IB_EVENT_CQ_ERR, once.
  */
-static void eroce_cq_overflow(struct eroce_cq *cq, bool first)
+static void eroce_cq_overflow(struct eroce_cq *cq)
 {
 	struct ib_event ev = {
 		.device = cq->ibcq.device,
@@ -85,8 +155,7 @@ static void eroce_cq_overflow(struct eroce_cq *cq, bool first)
 		.event = IB_EVENT_CQ_ERR,
 	};
 
-	eroce_ring_flags_set(&cq->ring, EROCE_CQ_OVERFLOW);
-	if (first && cq->ibcq.event_handler)
+	if (cq->ibcq.event_handler)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
@@ -96,6 +165,7 @@ static bool eroce_cq_disarm(struct eroce_cq *cq, bool solicited)
 	u32 *flags = &cq->ring.ctrl->flags;
 	u32 old = READ_ONCE(*flags);
 
+	lockdep_assert_held(&cq->ring.producer_lock);
 	do {
 		if (!(old & EROCE_CQ_ARM_NEXT) &&
 		    !(solicited && (old & EROCE_CQ_ARM_SOLICITED)))
@@ -114,34 +184,37 @@ int eroce_cq_post(struct eroce_cq *cq, const struct eroce_cqe *cqe,
 		  bool solicited)
 {
 	struct eroce_ring *ring = &cq->ring;
-	bool first = false;
+	bool first = false, notify = false;
 	unsigned long flags;
 	void *slot;
 
+	/* the ring's buffer, flags included, is stable under the lock */
 	spin_lock_irqsave(&ring->producer_lock, flags);
 	slot = eroce_ring_produce_slot(ring);
 	if (slot) {
 		memcpy(slot, cqe, sizeof(*cqe));
 		eroce_ring_produce_commit(ring);
+		/*
+		 * The CQE is visible before the arm bits are read (ABI).
+		 * A CQ armed for solicited completions also hears of every
+		 * unsuccessful one (IBA 11.4.2.2).
+		 */
+		smp_mb();
+		notify = eroce_cq_disarm(cq, solicited ||
+					 cqe->status != IB_WC_SUCCESS);
 	} else {
 		first = !cq->overflowed;
 		cq->overflowed = true;
+		eroce_ring_flags_set(ring, EROCE_CQ_OVERFLOW);
 	}
 	spin_unlock_irqrestore(&ring->producer_lock, flags);
 
 	if (!slot) {
-		eroce_cq_overflow(cq, first);
+		if (first)
+			eroce_cq_overflow(cq);
 		return -EOVERFLOW;
 	}
-
-	/*
-	 * The CQE is visible before the arm bits are read (ABI).  A CQ
-	 * armed for solicited completions also hears of every unsuccessful
-	 * one (IBA 11.4.2.2).
-	 */
-	smp_mb();
-	solicited |= cqe->status != IB_WC_SUCCESS;
-	if (eroce_cq_disarm(cq, solicited) && cq->ibcq.comp_handler)
+	if (notify && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	return 0;
 }

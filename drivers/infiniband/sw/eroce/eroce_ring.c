@@ -129,6 +129,56 @@ void eroce_ring_free(struct eroce_ring *ring)
 	ring->data = NULL;
 }
 
+/**
+ * eroce_ring_replace() - move a ring's entries to a new buffer
+ * @ring: the ring in use (a CQ's: the kernel produces)
+ * @with: a new, empty ring of the same slot size
+ *
+ * The entries produced and not consumed move, in order, to the start of
+ * @with; then @ring takes @with's buffer (with its mmap entry) and @with
+ * holds the old one, for the caller to free.  The ctrl flags carry over.
+ * The locks stay where they are.
+ * Context: @ring's producer_lock held, and its consumer_lock for a kernel
+ * ring (the kernel consumes).
+ * Return: 0, or -EINVAL when @with has fewer slots than there are entries
+ * (or userspace's consumer index is impossible); nothing changed then.
+ */
+int eroce_ring_replace(struct eroce_ring *ring, struct eroce_ring *with)
+{
+	u32 cons, n, i;
+
+	lockdep_assert_held(&ring->producer_lock);
+	if (!ring->user)
+		lockdep_assert_held(&ring->consumer_lock);
+
+	/* pairs with the consumer's release: its slot reads are done */
+	cons = ring->user ? smp_load_acquire(&ring->ctrl->consumer) :
+			    ring->consumer;
+	n = ring->producer - cons;
+	if (n > ring->num_slots || n > with->num_slots ||
+	    with->slot_size != ring->slot_size)
+		return -EINVAL;
+
+	for (i = 0; i < n; i++)
+		memcpy(eroce_ring_slot(with, i), eroce_ring_slot(ring, cons + i),
+		       ring->slot_size);
+	with->ctrl->flags = READ_ONCE(ring->ctrl->flags);
+	with->producer = n;
+	with->consumer = 0;
+	with->ctrl->consumer = 0;
+	/* the moved entries before the index that publishes them */
+	smp_store_release(&with->ctrl->producer, n);
+
+	swap(ring->ctrl, with->ctrl);
+	swap(ring->data, with->data);
+	swap(ring->num_slots, with->num_slots);
+	swap(ring->size, with->size);
+	swap(ring->mentry, with->mentry);
+	swap(ring->producer, with->producer);
+	swap(ring->consumer, with->consumer);
+	return 0;
+}
+
 void eroce_mmap_entry_free(struct rdma_user_mmap_entry *rdma_entry)
 {
 	struct eroce_mmap_entry *entry =

@@ -58,6 +58,7 @@ int eroce_ring_publish_resp(struct eroce_ring *ring, struct ib_udata *udata,
 			    struct eroce_ring_info *info, void *resp,
 			    size_t len);
 void eroce_ring_free(struct eroce_ring *ring);
+int eroce_ring_replace(struct eroce_ring *ring, struct eroce_ring *with);
 
 void *eroce_ring_produce_slot(struct eroce_ring *ring);
 void eroce_ring_produce_commit(struct eroce_ring *ring);

@@ -33,6 +33,7 @@ const struct ib_device_ops eroce_verbs_ops = {
 
 	.create_cq = eroce_create_cq,
 	.destroy_cq = eroce_destroy_cq,
+	.resize_cq = eroce_resize_cq,
 	.poll_cq = eroce_poll_cq,
 	.req_notify_cq = eroce_req_notify_cq,
 

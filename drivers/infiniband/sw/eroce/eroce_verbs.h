@@ -327,6 +327,7 @@ void eroce_mr_put(struct eroce_mr *mr);
 int eroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata);
 int eroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int eroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int eroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int eroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int eroce_cq_post(struct eroce_cq *cq, const struct eroce_cqe *cqe,
