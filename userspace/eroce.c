@@ -203,6 +203,26 @@ static struct ibv_mr *eroce_reg_mr(struct ibv_pd *ibpd, void *addr,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * The kernel registers the MR anew and swaps it in: new lkey and rkey,
+ * which ibv_cmd_rereg_mr() stores in @vmr.  An error leaves the MR as it
+ * was; errno says why (ibv_rereg_mr() returns IBV_REREG_MR_ERR_CMD).
+ */
+static int eroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+	int ret;
+
+	ret = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret)
+		errno = ret;
+	return ret;
+}
+
 static int eroce_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;
@@ -276,6 +296,7 @@ static const struct verbs_context_ops eroce_ctx_ops = {
 	.modify_cq = eroce_modify_cq,
 	.modify_qp = eroce_modify_qp,
 	.modify_qp_rate_limit = eroce_modify_qp_rate_limit,
+	.rereg_mr = eroce_rereg_mr,
 	.resize_cq = eroce_resize_cq,
 	.modify_srq = eroce_modify_srq,
 	.poll_cq = eroce_poll_cq,

@@ -290,7 +290,8 @@ struct verbs_context_ops {
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-	void *rereg_mr;						/* 70 */
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			void *addr, size_t length, int access);		/* 70 */
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
 	void *set_ece;
 	void *unimport_dm;
@@ -359,6 +360,7 @@ EROCE_DECLARE_CMD(ibv_get_context, ib_uverbs_get_context);
 EROCE_DECLARE_CMD(ibv_query_port, ib_uverbs_query_port);
 EROCE_DECLARE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 EROCE_DECLARE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+EROCE_DECLARE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
 EROCE_DECLARE_CMD(ibv_create_cq, ib_uverbs_create_cq);
 EROCE_DECLARE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 EROCE_DECLARE_CMD(ibv_create_srq, ib_uverbs_create_srq);
@@ -414,6 +416,11 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   uint64_t hca_va, int access, struct verbs_mr *vmr,
 		   struct ibv_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,

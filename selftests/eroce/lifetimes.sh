@@ -47,6 +47,13 @@
 #     longer reference the netdev (a use-after-free before; KASAN shows
 #     it on the debug kernel), and eroce2 still carries a pingpong over
 #     its base GID afterwards.
+#   - rereg (selftests/tools/eroce_rereg): ibv_rereg_mr on B's MR moves
+#     it to other memory (A's WRITE through the new rkey lands there, the
+#     old memory untouched), the old rkey dies (remote access error), a
+#     move to memory that cannot be pinned fails and leaves the MR
+#     working where it was, no flags is EINVAL, dropping REMOTE_WRITE
+#     refuses A's WRITE, a move to another PD refuses a QP of the first
+#     PD and serves one of the new.
 # On the debug kernel dereg-read and reset-ud are left out (lib.sh
 # debug_subset): dereg-write and reset-rc take the same teardowns (an MR
 # deregistered under a transfer, a busy QP reset), and the pingpong after
@@ -202,7 +209,7 @@ kernel_consumer() {
 	fi
 }
 
-ktap_plan 35
+ktap_plan 41
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -219,6 +226,8 @@ lt events 4
 lt solicited-err 2
 lt corrupt-sq 4
 lt kernel-op 4
+ktap_results rereg 6 timeout -k 5 150 "$EROCE_ROOT/selftests/tools/eroce_rereg" \
+	eroce1 "$G1" eroce2 "$G2"
 timer_race
 kernel_consumer
 vlan_gone_under_sr

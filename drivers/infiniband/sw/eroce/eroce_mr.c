@@ -4,7 +4,8 @@
  * fast-registration MRs whose pages kernel consumers register and
  * invalidate through the send queue).
  *
- * Registration, deregistration, alloc_mr and map_mr_sg run in process
+ * Registration, re-registration, deregistration, alloc_mr and map_mr_sg
+ * run in process
  * context; eroce_mr_get/put run in any context; eroce_mr_fast_reg() and
  * eroce_mr_invalidate() in the engines (requester work item, receive
  * softirq) under the QP's engine lock.  Locks: the xa_lock of
@@ -193,6 +194,43 @@ struct ib_mr *eroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 err_free_mr:
 	eroce_mr_free(res, mr);
 	return ERR_PTR(err);
+}
+
+/**
+ * eroce_rereg_user_mr() - register a user MR anew
+ * @ibmr: the MR
+ * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_PD, IB_MR_REREG_ACCESS
+ * @start: with IB_MR_REREG_TRANS, the new user address ...
+ * @length: ... and length
+ * @iova: ... and I/O virtual address
+ * @access: with IB_MR_REREG_ACCESS, the new rights
+ * @ibpd: the PD (uverbs passes the MR's own without IB_MR_REREG_PD)
+ * @udata: the command's udata
+ *
+ * Registers a new MR with what @flags changes and the old MR's values for
+ * the rest, and returns it: uverbs puts it in the old one's place and
+ * deregisters the old one, whose keys die at once.  The lkey and rkey
+ * change, as the verbs allow; a packet that names the old rkey fails as
+ * after ibv_dereg_mr.  On failure the old MR is unchanged.
+ * Context: process context.
+ * Return: the new MR, or an ERR_PTR.
+ */
+struct ib_mr *eroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct eroce_mr *mr = to_eroce_mr(ibmr);
+
+	if (mr->type != EROCE_MR_USER || !ibpd)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		length = mr->length;
+		iova = mr->iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	return eroce_reg_user_mr(ibpd, start, length, iova, access, udata);
 }
 
 int eroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)

@@ -29,6 +29,7 @@ const struct ib_device_ops eroce_verbs_ops = {
 	.alloc_mr = eroce_alloc_mr,
 	.map_mr_sg = eroce_map_mr_sg,
 	.reg_user_mr = eroce_reg_user_mr,
+	.rereg_user_mr = eroce_rereg_user_mr,
 	.dereg_mr = eroce_dereg_mr,
 
 	.create_cq = eroce_create_cq,

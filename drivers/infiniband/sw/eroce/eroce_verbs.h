@@ -312,6 +312,9 @@ void eroce_ah_put(struct eroce_ah *ah);
 struct ib_mr *eroce_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *eroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *eroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
 int eroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *eroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			     u32 max_num_sg);
