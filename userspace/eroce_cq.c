@@ -24,6 +24,18 @@ enum {
 			    IBV_WC_EX_WITH_DLID_PATH_BITS,
 };
 
+/*
+ * A UD receive's sl is the RoCE packet type, as ConnectX reports it
+ * (EROCE_WC_IPV4); UCX's ud_verbs depends on it.  Otherwise the CQE's.
+ */
+static uint8_t eroce_cqe_sl(const struct eroce_cqe *cqe)
+{
+	if (!(cqe->wc_flags & EROCE_WC_GRH))
+		return cqe->sl;
+	return EROCE_WC_SL_ROCE_V2 | (cqe->wc_flags & EROCE_WC_IPV4 ?
+				      EROCE_WC_SL_IPV4 : EROCE_WC_SL_IPV6);
+}
+
 static void eroce_cqe_to_wc(const struct eroce_cqe *cqe, struct ibv_wc *wc)
 {
 	wc->wr_id = cqe->wr_id;
@@ -34,10 +46,10 @@ static void eroce_cqe_to_wc(const struct eroce_cqe *cqe, struct ibv_wc *wc)
 	wc->imm_data = cqe->ex;		/* also invalidated_rkey */
 	wc->qp_num = cqe->qp_num;
 	wc->src_qp = cqe->src_qp;
-	wc->wc_flags = cqe->wc_flags & ~EROCE_WC_WITH_VLAN;
+	wc->wc_flags = cqe->wc_flags & ~(EROCE_WC_WITH_VLAN | EROCE_WC_IPV4);
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = cqe->wc_flags & EROCE_WC_WITH_VLAN ? 0 : cqe->slid;
-	wc->sl = cqe->sl;
+	wc->sl = eroce_cqe_sl(cqe);
 	wc->dlid_path_bits = 0;
 }
 
@@ -159,7 +171,8 @@ static uint32_t cq_read_src_qp(struct ibv_cq_ex *ibcq)
 
 static unsigned int cq_read_wc_flags(struct ibv_cq_ex *ibcq)
 {
-	return cq_ex_to_ecq(ibcq)->cur->wc_flags;
+	return cq_ex_to_ecq(ibcq)->cur->wc_flags &
+	       ~(EROCE_WC_WITH_VLAN | EROCE_WC_IPV4);
 }
 
 static uint32_t cq_read_slid(struct ibv_cq_ex *ibcq)
@@ -171,7 +184,7 @@ static uint32_t cq_read_slid(struct ibv_cq_ex *ibcq)
 
 static uint8_t cq_read_sl(struct ibv_cq_ex *ibcq)
 {
-	return cq_ex_to_ecq(ibcq)->cur->sl;
+	return eroce_cqe_sl(cq_ex_to_ecq(ibcq)->cur);
 }
 
 static uint8_t cq_read_dlid_path_bits(struct ibv_cq_ex *ibcq)

@@ -374,7 +374,10 @@ static void put_cqe(struct eroce_ring *r, uint64_t wr_id, uint8_t status)
 	cqe->byte_len = 1000 + wr_id;
 	cqe->qp_num = 0x11;
 	cqe->src_qp = 0x22;
-	cqe->wc_flags = EROCE_WC_WITH_IMM | EROCE_WC_GRH;
+	/* 1: UD over IPv4, 2: UD over IPv6, others: no GRH */
+	cqe->wc_flags = EROCE_WC_WITH_IMM |
+			(wr_id <= 2 ? EROCE_WC_GRH : 0) |
+			(wr_id == 1 ? EROCE_WC_IPV4 : 0);
 	cqe->ex = htobe32(0xfeed);
 	cqe->slid = 0;
 	cqe->sl = 3;
@@ -402,10 +405,14 @@ static void test_cq(void)
 	       wc[0].opcode == IBV_WC_RECV && wc[0].byte_len == 1001 &&
 	       wc[0].qp_num == 0x11 && wc[0].src_qp == 0x22 &&
 	       wc[0].wc_flags == (IBV_WC_WITH_IMM | IBV_WC_GRH) &&
-	       wc[0].imm_data == htobe32(0xfeed) && wc[0].sl == 3);
-	EXPECT(wc[1].wr_id == 2 && wc[1].status == IBV_WC_WR_FLUSH_ERR);
+	       wc[0].imm_data == htobe32(0xfeed));
+	/* a UD receive's sl is the RoCE packet type, as on ConnectX */
+	EXPECT(wc[0].sl == (EROCE_WC_SL_ROCE_V2 | EROCE_WC_SL_IPV4));
+	EXPECT(wc[1].wr_id == 2 && wc[1].status == IBV_WC_WR_FLUSH_ERR &&
+	       wc[1].sl == (EROCE_WC_SL_ROCE_V2 | EROCE_WC_SL_IPV6));
 	n = eroce_poll_cq(ibcq, 8, wc);
-	EXPECT(n == 1 && wc[0].wr_id == 3);
+	EXPECT(n == 1 && wc[0].wr_id == 3 && wc[0].sl == 3 &&
+	       wc[0].wc_flags == IBV_WC_WITH_IMM);
 	EXPECT(eroce_poll_cq(ibcq, 8, wc) == 0);
 
 	/* arming sets the bits and nothing else */

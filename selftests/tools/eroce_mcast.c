@@ -12,8 +12,8 @@
  *                 detaching B3, never attached: EINVAL
  *   deliver       8 SENDs of 1 byte to the MTU: B1 and B2 each receive
  *                 every one once, in order, byte for byte, with the GRH
- *                 (its destination the group), A's QPN and the Q_Key's
- *                 checks; B3 receives nothing
+ *                 (its destination the group), A's QPN and the RoCE
+ *                 packet type in sl; B3 receives nothing
  *   detach_one    B2 detaches; 4 SENDs reach B1 only
  *   bad_qkey      a SEND with another Q_Key: counted in rx_drop_bad_qkey,
  *                 delivered to no one
@@ -149,7 +149,9 @@ static bool received(struct mcast_test *t, const struct ibv_wc *wc, int q,
 	ok = wc->status == IBV_WC_SUCCESS && wc->opcode == IBV_WC_RECV &&
 	     wc->qp_num == t->bq[q]->qp_num &&
 	     wc->src_qp == t->a.qp->qp_num && (wc->wc_flags & IBV_WC_GRH) &&
-	     wc->byte_len == GRH_BYTES + len;
+	     wc->byte_len == GRH_BYTES + len &&
+	     /* the RoCE packet type, as ConnectX puts it in a UD sl */
+	     wc->sl == (0x8 | (t->ipv4 ? 2 : 1));
 	/* the GRH's destination: IPv4's daddr right-aligned, or the GID */
 	if (t->ipv4)
 		ok = ok && !memcmp(p + GRH_BYTES - 4, &t->group.raw[12], 4);
@@ -158,9 +160,10 @@ static bool received(struct mcast_test *t, const struct ibv_wc *wc, int q,
 	pattern(want, len, seed);
 	ok = ok && !memcmp(p + GRH_BYTES, want, len);
 	if (!ok)
-		printf("# B%d: message %u: status %s qp %u src_qp %u flags %#x len %u (want %u)\n",
+		printf("# B%d: message %u: status %s qp %u src_qp %u flags %#x sl %#x len %u (want %u)\n",
 		       q + 1, seed, ibv_wc_status_str(wc->status), wc->qp_num,
-		       wc->src_qp, wc->wc_flags, wc->byte_len, GRH_BYTES + len);
+		       wc->src_qp, wc->wc_flags, wc->sl, wc->byte_len,
+		       GRH_BYTES + len);
 	return ok;
 }
 

@@ -165,12 +165,23 @@ struct eroce_recv_wqe {
 /*
  * eroce_cqe.wc_flags; the same values as enum ibv_wc_flags, except
  * EROCE_WC_WITH_VLAN: the packet came in through a VLAN device whose
- * VLAN ID is in slid (RoCE has no LIDs); the provider clears both.
+ * VLAN ID is in slid (RoCE has no LIDs); the provider clears both; and
+ * EROCE_WC_IPV4: with EROCE_WC_GRH, the packet came over IPv4 (else
+ * IPv6).  The provider turns it into the RoCE packet type that ConnectX
+ * reports in a UD completion's sl (bit 3: UDP, i.e. RoCEv2; bits 2:0:
+ * 2 IPv4, 1 IPv6), which UCX's ud_verbs reads to find the destination
+ * address in the GRH, and clears it.
  */
 #define EROCE_WC_GRH		(1U << 0)
 #define EROCE_WC_WITH_IMM	(1U << 1)
 #define EROCE_WC_WITH_INV	(1U << 3)
+#define EROCE_WC_IPV4		(1U << 6)
 #define EROCE_WC_WITH_VLAN	(1U << 7)
+
+/* the sl of a UD receive completion in userspace (see EROCE_WC_IPV4) */
+#define EROCE_WC_SL_ROCE_V2	(1U << 3)
+#define EROCE_WC_SL_IPV6	1
+#define EROCE_WC_SL_IPV4	2
 
 /*
  * CQ slot.  status has enum ibv_wc_status values, opcode has

@@ -224,7 +224,7 @@ static u8 eroce_wc_flags_from_cqe(u8 cqe_flags)
 	u8 flags = 0;
 
 	if (cqe_flags & EROCE_WC_GRH)
-		flags |= IB_WC_GRH;
+		flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 	if (cqe_flags & EROCE_WC_WITH_IMM)
 		flags |= IB_WC_WITH_IMM;
 	if (cqe_flags & EROCE_WC_WITH_INV)
@@ -244,6 +244,10 @@ static void eroce_cqe_to_wc(struct eroce_res *res,
 	wc->byte_len = cqe->byte_len;
 	wc->src_qp = cqe->src_qp;
 	wc->wc_flags = eroce_wc_flags_from_cqe(cqe->wc_flags);
+	/* which IP header stands in for the GRH (ib_init_ah_attr_from_wc) */
+	if (cqe->wc_flags & EROCE_WC_GRH)
+		wc->network_hdr_type = cqe->wc_flags & EROCE_WC_IPV4 ?
+				       RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
 	if (cqe->wc_flags & EROCE_WC_WITH_IMM)
 		wc->ex.imm_data = (__force __be32)cqe->ex;
 	else if (cqe->wc_flags & EROCE_WC_WITH_INV)

@@ -1047,7 +1047,9 @@ static void eroce_resp_ud(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return;
 	}
 	eroce_resp_complete_rwqe(qp, pkt, IB_WC_RECV, resp->rcv_len,
-				 eroce_deth_sqp(deth), EROCE_WC_GRH);
+				 eroce_deth_sqp(deth),
+				 EROCE_WC_GRH | (ip_hdr(skb)->version == 4 ?
+						 EROCE_WC_IPV4 : 0));
 }
 
 /**
