@@ -34,7 +34,7 @@ enum eroce_limits {
 	EROCE_MAX_SGE		= 32,
 	EROCE_MAX_INLINE_DATA	= 512,
 	EROCE_MAX_CQ		= 16384,
-	EROCE_MAX_CQE		= 65536,
+	EROCE_MAX_CQE		= 1 << 20,	/* libfabric's rxm asks ~100k */
 	EROCE_MAX_MR		= 65536,
 	EROCE_MAX_PD		= 65536,
 	EROCE_MAX_AH		= 65536,
