@@ -17,7 +17,7 @@ DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
 	linux-image-amd64 linux-headers-amd64 linux-headers-rt-amd64 \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
 	perftest rdmacm-utils iproute2 iperf3 ethtool nvme-cli fio ucx-utils \
-	libfabric-bin \
+	libfabric-bin openmpi-bin libopenmpi-dev \
 	nfs-kernel-server open-iscsi \
 	qemu-system-x86 busybox-static tshark python3-scapy \
 	sparse strace gnuplot-nox \
