@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 300
+#
+# rds.sh: RDS over RDMA (rds_rdma) on eroce (Documentation/admin-guide.rst
+# "Consumers").  RDS/IB lives in the initial namespace, so eroce1 and
+# eroce2 sit on the routed veth pair of eroce_routed_setup there.
+# selftests/tools/eroce_rds.py sends 200 messages of 100 B to 64 KiB
+# from 198.18.4.1 to 198.18.4.2 over RDS sockets and compares each one;
+# the kernel must say it connected over RDS/IB (not RDS/TCP) and eroce1
+# must have carried the messages (tx_bytes grew by more than they hold).
+# Run: selftests/run_vm.sh selftests/eroce/rds.sh
+set -u -o pipefail
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
+
+TOOL="$EROCE_ROOT/selftests/tools/eroce_rds.py"
+N=$(debug_scaled 200 8)
+
+# rds_over_eroce: eroce1 sent more than the payload of the N messages
+# (at least 100 B each)
+rds_over_eroce() {
+	local d
+	d=$(stat_delta eroce1 "$RDMA_TMP/rds1" tx_bytes) && [ "$d" -gt $((N * 100)) ]
+}
+
+# rds_ib_connected: the kernel connected over RDS/IB (grep -c reads all:
+# with pipefail, grep -q's early exit could fail the pipe)
+rds_ib_connected() {
+	[ "$(dmesg_since_mark | grep -c 'RDS/IB: Active conn connected')" -gt 0 ]
+}
+
+ktap_plan 4
+require eroce_routed_setup
+require modprobe rds_rdma
+kmsg_mark
+
+stat_snap eroce1 "$RDMA_TMP/rds1"
+ktap_check rds_messages_verified timeout -k 5 $((120 * TIMEOUT_MULT)) \
+	python3 "$TOOL" 198.18.4.1 198.18.4.2 "$N"
+ktap_diag "$LAST_OUT"
+ktap_check rds_ib_connected rds_ib_connected
+ktap_check rds_over_eroce rds_over_eroce
+ktap_diag "eroce1: $(stat_changes eroce1 "$RDMA_TMP/rds1")"
+rmmod rds_rdma rds 2>/dev/null
+ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
+ktap_finish
