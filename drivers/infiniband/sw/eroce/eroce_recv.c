@@ -9,11 +9,12 @@
  * transport headers that fit the packet and an opcode eroce knows
  * (eroce_hdr_check()), the ICRC, a destination GID of this device on this
  * netdev (or a multicast group with QPs attached: eroce_mcast.c hands the
- * packet to each of them), the destination QP, the QP's transport, the P_Key, the QP state
- * and, for a connected QP, the source address of its peer.  Only then do
- * the responder (requests) or the completer (responses) see it; a CNP
- * (checked the same way) goes to the named QP's rate control, and a
- * packet marked ECN CE makes its QP send one (eroce_rate.c).
+ * packet to each of them), the destination QP, the QP's transport, the
+ * P_Key, the QP state and, for a connected QP, the source address of its
+ * peer.  Only then do the responder (requests) or the completer
+ * (responses) see it; a CNP (checked the same way) goes to the named QP's
+ * rate control, and a packet marked ECN CE makes its QP send one
+ * (eroce_rate.c).
  *
  * Context: softirq (UDP encap_rcv).  Locks: the QP's engine lock around
  * the QP state and source checks, the responder and the completer.
