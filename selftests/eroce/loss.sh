@@ -83,17 +83,19 @@ scenario() {
 	# ibv_rc_pingpong ends without a handshake: a side whose last
 	# ACK is lost retransmits to a QP its peer has destroyed already,
 	# until retry_cnt runs out (on any RC device).  So its ACKs pass;
-	# its data packets, both ways, take the impairment.
-	if ! run impair_data "$@"; then
-		ktap_diag "$LAST_OUT"
-		ktap_bail "netem $* on data packets failed"
-	fi
-	debug_subset "${name}_rc_pingpong_data" ||
+	# its data packets, both ways, take the impairment.  (Not on the
+	# debug kernel, which runs no pingpong and has no prio qdisc.)
+	if ! debug_subset "${name}_rc_pingpong_data"; then
+		if ! run impair_data "$@"; then
+			ktap_diag "$LAST_OUT"
+			ktap_bail "netem $* on data packets failed"
+		fi
 		ktap_srv_cli "${name}_rc_pingpong_data" "out_has \"$n iters in [0-9.]+ seconds\"" \
 			ibv_rc_pingpong -d eroce2 -g "$G2" -s "$sz" -n "$n" -c -- \
 			ibv_rc_pingpong -d eroce1 -g "$G1" -s "$sz" -n "$n" -c "$SRV"
-	ktap_diag "data band on veth1: $(netem_band_stats "$NS1" veth1)"
-	ktap_diag "data band on veth2: $(netem_band_stats "$NS2" veth2)"
+		ktap_diag "data band on veth1: $(netem_band_stats "$NS1" veth1)"
+		ktap_diag "data band on veth2: $(netem_band_stats "$NS2" veth2)"
+	fi
 	clear_impair
 	ktap_diag "eroce1: $(stat_changes eroce1/1 "$B1")"
 	ktap_diag "eroce2: $(stat_changes eroce2/1 "$B2")"
