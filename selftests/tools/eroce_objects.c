@@ -830,12 +830,12 @@ static int test_unsupported(void)
 	cq = make_cq(16);
 	CHECK(cq);
 
+	/* re-registration is supported (lifetimes.sh tests what it does) */
 	mr = ibv_reg_mr(t.pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	CHECK(mr);
-	errno = 0;
-	CHECK(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ));
-	CHECK(errno == EOPNOTSUPP);
+	CHECK_RET(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			       IBV_ACCESS_LOCAL_WRITE |
+			       IBV_ACCESS_REMOTE_READ), 0);
 	CHECK_RET(ibv_dereg_mr(mr), 0);
 
 	memset(&qa, 0, sizeof(qa));
