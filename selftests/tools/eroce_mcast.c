@@ -75,16 +75,6 @@ struct mcast_test {
 	uint32_t posted[NB];		/* receives posted on each B QP */
 };
 
-static void pattern(uint8_t *p, uint32_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1, i;
-
-	for (i = 0; i < len; i++) {
-		x = x * 1103515245u + 12345;
-		p[i] = (uint8_t)(x >> 16);
-	}
-}
-
 static uint8_t *b_slot(struct mcast_test *t, int q, uint32_t n)
 {
 	return t->b.buf + ((q * DEPTH + n % DEPTH) * SLOT);
@@ -125,7 +115,7 @@ static bool send_group(struct mcast_test *t, uint32_t len, uint32_t qpn,
 	wr.wr.ud.ah = t->ah;
 	wr.wr.ud.remote_qpn = qpn;
 	wr.wr.ud.remote_qkey = qkey;
-	pattern(src, len, seed);
+	eroce_pattern(src, len, seed);
 	if (ibv_post_send(t->a.qp, &wr, &bad)) {
 		printf("# A: ibv_post_send: %s\n", strerror(errno));
 		return false;
@@ -157,7 +147,7 @@ static bool received(struct mcast_test *t, const struct ibv_wc *wc, int q,
 		ok = ok && !memcmp(p + GRH_BYTES - 4, &t->group.raw[12], 4);
 	else
 		ok = ok && !memcmp(p + 24, t->group.raw, 16);
-	pattern(want, len, seed);
+	eroce_pattern(want, len, seed);
 	ok = ok && !memcmp(p + GRH_BYTES, want, len);
 	if (!ok)
 		printf("# B%d: message %u: status %s qp %u src_qp %u flags %#x sl %#x len %u (want %u)\n",

@@ -46,21 +46,6 @@
 #define M_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 			 IBV_ACCESS_REMOTE_READ)
 
-static void pattern(uint8_t *p, uint32_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1, i;
-
-	for (i = 0; i < len; i++) {
-		x = x * 1103515245u + 12345;
-		p[i] = (uint8_t)(x >> 16);
-	}
-}
-
-static bool zeroed(const uint8_t *p, uint32_t len)
-{
-	return !p[0] && !memcmp(p, p + 1, len - 1);
-}
-
 /* fresh RC QPs A <-> B (B's on @pd_b), the old ones destroyed */
 static void connect_pair(struct eroce_side *a, struct eroce_side *b,
 			 struct ibv_pd *pd_b)
@@ -99,7 +84,7 @@ static int write_to(struct eroce_side *a, uint32_t len, uint32_t seed,
 	}, *bad;
 	struct ibv_wc wc;
 
-	pattern(a->buf, len, seed);
+	eroce_pattern(a->buf, len, seed);
 	wr.wr.rdma.remote_addr = (uintptr_t)raddr;
 	wr.wr.rdma.rkey = rkey;
 	if (ibv_post_send(a->qp, &wr, &bad) ||
@@ -108,19 +93,6 @@ static int write_to(struct eroce_side *a, uint32_t len, uint32_t seed,
 	if (wc.status)
 		printf("# A: WRITE %u: %s\n", seed, ibv_wc_status_str(wc.status));
 	return wc.status;
-}
-
-static bool landed(const uint8_t *p, uint32_t len, uint32_t seed)
-{
-	uint8_t *want = malloc(len);
-	bool ok;
-
-	if (!want)
-		eroce_die("out of memory");
-	pattern(want, len, seed);
-	ok = !memcmp(p, want, len);
-	free(want);
-	return ok;
 }
 
 static void run(struct eroce_side *a, struct eroce_side *b)
@@ -140,19 +112,19 @@ static void run(struct eroce_side *a, struct eroce_side *b)
 	connect_pair(a, b, b->pd);
 
 	st = write_to(a, X_LEN, 1, m->rkey, x);
-	ok = st == IBV_WC_SUCCESS && landed(x, X_LEN, 1);
+	ok = st == IBV_WC_SUCCESS && eroce_pattern_ok(x, X_LEN, 1);
 	memset(x, 0, X_LEN);
 	ret = ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, y, Y_LEN,
 			   0);
 	ok = ok && !ret && m->addr == y && m->length == Y_LEN;
 	st = ok ? write_to(a, Y_LEN, 2, m->rkey, y) : -1;
-	ok = ok && st == IBV_WC_SUCCESS && landed(y, Y_LEN, 2) &&
-	     zeroed(x, X_LEN);
+	ok = ok && st == IBV_WC_SUCCESS && eroce_pattern_ok(y, Y_LEN, 2) &&
+	     eroce_zeroed(x, X_LEN);
 	eroce_result("trans", ok, "rereg %d, rkey %#x -> %#x, WRITE %d", ret,
 		     rkey1, m->rkey, st);
 
 	st = write_to(a, X_LEN, 3, rkey1, x);
-	eroce_result("old_rkey", st == IBV_WC_REM_ACCESS_ERR && zeroed(x, X_LEN),
+	eroce_result("old_rkey", st == IBV_WC_REM_ACCESS_ERR && eroce_zeroed(x, X_LEN),
 		     "WRITE through rkey %#x: %d", rkey1, st);
 	connect_pair(a, b, b->pd);
 
@@ -165,7 +137,7 @@ static void run(struct eroce_side *a, struct eroce_side *b)
 			   unpinnable, 4096, 0);
 	ok = ret && m->addr == y && m->length == Y_LEN;
 	st = write_to(a, Y_LEN, 4, m->rkey, y);
-	ok = ok && st == IBV_WC_SUCCESS && landed(y, Y_LEN, 4);
+	ok = ok && st == IBV_WC_SUCCESS && eroce_pattern_ok(y, Y_LEN, 4);
 	eroce_result("bad_trans", ok, "rereg %d (%s), then WRITE %d", ret,
 		     strerror(errno), st);
 	munmap(unpinnable, 4096);
@@ -180,7 +152,7 @@ static void run(struct eroce_side *a, struct eroce_side *b)
 			   IBV_ACCESS_LOCAL_WRITE);
 	st = !ret ? write_to(a, Y_LEN, 5, m->rkey, y) : -1;
 	eroce_result("access", !ret && st == IBV_WC_REM_ACCESS_ERR &&
-		     zeroed(y, Y_LEN), "rereg %d, WRITE %d", ret, st);
+		     eroce_zeroed(y, Y_LEN), "rereg %d, WRITE %d", ret, st);
 	connect_pair(a, b, b->pd);
 
 	pd2 = ibv_alloc_pd(b->ctx);
@@ -190,10 +162,10 @@ static void run(struct eroce_side *a, struct eroce_side *b)
 			   IBV_REREG_MR_CHANGE_ACCESS, pd2, NULL, 0, M_ACCESS);
 	ok = !ret && m->pd == pd2;
 	st = ok ? write_to(a, Y_LEN, 6, m->rkey, y) : -1;
-	ok = ok && st == IBV_WC_REM_ACCESS_ERR && zeroed(y, Y_LEN);
+	ok = ok && st == IBV_WC_REM_ACCESS_ERR && eroce_zeroed(y, Y_LEN);
 	connect_pair(a, b, pd2);
 	st = ok ? write_to(a, Y_LEN, 7, m->rkey, y) : -1;
-	ok = ok && st == IBV_WC_SUCCESS && landed(y, Y_LEN, 7);
+	ok = ok && st == IBV_WC_SUCCESS && eroce_pattern_ok(y, Y_LEN, 7);
 	eroce_result("pd", ok, "rereg %d; WRITE through the first PD's QP refused, through the new PD's QP %d",
 		     ret, st);
 

@@ -57,35 +57,6 @@ static uint32_t mtu_bytes(const struct eroce_side *a,
 	return 128u << m;
 }
 
-/* bytes of message @seed: a different run of bytes for every message */
-static void pattern(uint8_t *p, uint32_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1, i;
-
-	for (i = 0; i < len; i++) {
-		x = x * 1103515245u + 12345;
-		p[i] = (uint8_t)(x >> 16);
-	}
-}
-
-static bool zeroed(const uint8_t *p, uint32_t len)
-{
-	return !len || (!p[0] && !memcmp(p, p + 1, len - 1));
-}
-
-static bool pattern_ok(const uint8_t *p, uint32_t len, uint32_t seed)
-{
-	uint8_t *want = malloc(len ? len : 1);
-	bool ok;
-
-	if (!want)
-		eroce_die("out of memory");
-	pattern(want, len, seed);
-	ok = !memcmp(p, want, len);
-	free(want);
-	return ok;
-}
-
 /* @op of @len bytes from @off of s->buf; RDMA to @rkey, @raddr */
 static int post(struct eroce_side *s, enum ibv_wr_opcode op, uint32_t off,
 		uint32_t len, uint64_t id, uint32_t rkey, uint64_t raddr)
@@ -123,7 +94,7 @@ static int send_msg(struct eroce_side *a, uint32_t seed, uint32_t len,
 {
 	uint32_t off = (seed % (BUF_LEN / SLOT)) * SLOT;
 
-	pattern(a->buf + off, len, seed);
+	eroce_pattern(a->buf + off, len, seed);
 	return post(a, op, off, len, seed, 0, 0);
 }
 
@@ -198,7 +169,7 @@ static bool landed(struct eroce_side *b, uint32_t off, uint32_t len,
 {
 	double end = eroce_now() + WAIT_SECS;
 
-	while (!pattern_ok(b->buf + off, len, seed)) {
+	while (!eroce_pattern_ok(b->buf + off, len, seed)) {
 		if (eroce_now() > end)
 			return false;
 		usleep(1000);
@@ -223,31 +194,31 @@ static void run_data(struct eroce_side *a, struct eroce_side *b)
 		     !send_msg(a, id, lens[i], IBV_WR_SEND) && sent_ok(a, id) &&
 		     recv_is(b, id, IBV_WC_SUCCESS, IBV_WC_RECV, lens[i],
 			     false) &&
-		     pattern_ok(b->buf + id * SLOT, lens[i], id);
+		     eroce_pattern_ok(b->buf + id * SLOT, lens[i], id);
 		eroce_result("send", ok, "%u bytes", lens[i]);
 	}
 
 	ok = !post_recv(b, 5 * SLOT, SLOT, 5) &&
 	     !send_msg(a, 5, 2 * mtu, IBV_WR_SEND_WITH_IMM) && sent_ok(a, 5) &&
 	     recv_is(b, 5, IBV_WC_SUCCESS, IBV_WC_RECV, 2 * mtu, true) &&
-	     pattern_ok(b->buf + 5 * SLOT, 2 * mtu, 5);
+	     eroce_pattern_ok(b->buf + 5 * SLOT, 2 * mtu, 5);
 	eroce_result("send_imm", ok, "%u bytes, immediate data", 2 * mtu);
 
-	pattern(a->buf + 6 * SLOT, 5 * mtu + 3, 6);
+	eroce_pattern(a->buf + 6 * SLOT, 5 * mtu + 3, 6);
 	ok = !post(a, IBV_WR_RDMA_WRITE, 6 * SLOT, 5 * mtu + 3, 6,
 		   b->mr->rkey, raddr + 6 * SLOT) &&
 	     sent_ok(a, 6) && landed(b, 6 * SLOT, 5 * mtu + 3, 6) &&
 	     recv_none(b, 0.2);
 	eroce_result("write", ok, "%u bytes, no completion at B", 5 * mtu + 3);
 
-	pattern(a->buf + 7 * SLOT, 4 * mtu, 7);
+	eroce_pattern(a->buf + 7 * SLOT, 4 * mtu, 7);
 	ok = !post_recv(b, 0, 0, 7) &&
 	     !post(a, IBV_WR_RDMA_WRITE_WITH_IMM, 7 * SLOT, 4 * mtu, 7,
 		   b->mr->rkey, raddr + 7 * SLOT) &&
 	     sent_ok(a, 7) &&
 	     recv_is(b, 7, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, 4 * mtu,
 		     true) &&
-	     pattern_ok(b->buf + 7 * SLOT, 4 * mtu, 7);
+	     eroce_pattern_ok(b->buf + 7 * SLOT, 4 * mtu, 7);
 	eroce_result("write_imm", ok, "%u bytes, immediate data", 4 * mtu);
 
 	{
@@ -291,10 +262,10 @@ static void run_loss(struct eroce_side *a, struct eroce_side *b)
 		ok = ok && !send_msg(a, id, len, IBV_WR_SEND) && sent_ok(a, id);
 	eroce_result("sends_complete", ok, "A: 3 sends of %u bytes", len);
 	ok = recv_is(b, 1, IBV_WC_SUCCESS, IBV_WC_RECV, len, false) &&
-	     pattern_ok(b->buf + SLOT, len, 1);
+	     eroce_pattern_ok(b->buf + SLOT, len, 1);
 	eroce_result("first_message", ok, "before the loss, byte for byte");
 	ok = recv_is(b, 2, IBV_WC_SUCCESS, IBV_WC_RECV, len, false) &&
-	     pattern_ok(b->buf + 2 * SLOT, len, 3);
+	     eroce_pattern_ok(b->buf + 2 * SLOT, len, 3);
 	eroce_result("wqe_reused", ok,
 		     "message 3 in the receive WQE message 2 took");
 	ok = eroce_counter_reaches(b, "uc_messages_lost", lost + 1);
@@ -307,7 +278,7 @@ static void run_loss(struct eroce_side *a, struct eroce_side *b)
 	     !post_recv(b, 3 * SLOT, SLOT, 3) &&
 	     !send_msg(a, 5, len, IBV_WR_SEND) && sent_ok(a, 5) &&
 	     recv_is(b, 3, IBV_WC_SUCCESS, IBV_WC_RECV, len, false) &&
-	     pattern_ok(b->buf + 3 * SLOT, len, 5);
+	     eroce_pattern_ok(b->buf + 3 * SLOT, len, 5);
 	eroce_result("no_recv_wqe_dropped", ok,
 		     "message 4 dropped, message 5 after it arrives");
 
@@ -336,7 +307,7 @@ static void run_errors(struct eroce_side *a, struct eroce_side *b)
 	bool ok;
 
 	uc_connect(a, b);
-	pattern(a->buf + SLOT, 2 * mtu, 1);
+	eroce_pattern(a->buf + SLOT, 2 * mtu, 1);
 	ok = !post(a, IBV_WR_RDMA_WRITE, SLOT, 2 * mtu, 1,
 		   b->mr->rkey ^ 0x80, raddr + SLOT) &&
 	     sent_ok(a, 1) &&
@@ -347,8 +318,8 @@ static void run_errors(struct eroce_side *a, struct eroce_side *b)
 	     sent_ok(a, 2) &&
 	     eroce_counter_reaches(b, "rx_drop_uc_access", acc + 2);
 	eroce_result("past_mr_dropped", ok, "rx_drop_uc_access +2");
-	ok = zeroed(b->buf + SLOT, 2 * mtu) &&
-	     zeroed(b->buf + BUF_LEN - mtu, mtu) &&
+	ok = eroce_zeroed(b->buf + SLOT, 2 * mtu) &&
+	     eroce_zeroed(b->buf + BUF_LEN - mtu, mtu) &&
 	     eroce_qp_state(b->qp) == IBV_QPS_RTS &&
 	     !post(a, IBV_WR_RDMA_WRITE, SLOT, 2 * mtu, 3, b->mr->rkey,
 		   raddr + 2 * SLOT) &&

@@ -206,3 +206,31 @@ bool eroce_counter_reaches(const struct eroce_side *s, const char *name,
 	}
 	return true;
 }
+
+void eroce_pattern(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1, i;
+
+	for (i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345;
+		p[i] = (uint8_t)(x >> 16);
+	}
+}
+
+bool eroce_pattern_ok(const uint8_t *p, uint32_t len, uint32_t seed)
+{
+	uint8_t *want = malloc(len ? len : 1);
+	bool ok;
+
+	if (!want)
+		eroce_die("out of memory");
+	eroce_pattern(want, len, seed);
+	ok = !memcmp(p, want, len);
+	free(want);
+	return ok;
+}
+
+bool eroce_zeroed(const uint8_t *p, uint32_t len)
+{
+	return !len || (!p[0] && !memcmp(p, p + 1, len - 1));
+}

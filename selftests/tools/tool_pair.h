@@ -79,4 +79,13 @@ uint64_t eroce_counter(const struct eroce_side *s, const char *name);
 bool eroce_counter_reaches(const struct eroce_side *s, const char *name,
 			   uint64_t want);
 
+/* @len bytes of message @seed: a different run of bytes for every seed */
+void eroce_pattern(uint8_t *p, uint32_t len, uint32_t seed);
+
+/* @p holds message @seed's @len bytes */
+bool eroce_pattern_ok(const uint8_t *p, uint32_t len, uint32_t seed);
+
+/* @p's @len bytes are all zero */
+bool eroce_zeroed(const uint8_t *p, uint32_t len);
+
 #endif /* EROCE_TOOL_PAIR_H */
