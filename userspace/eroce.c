@@ -2,10 +2,10 @@
 /*
  * eroce rdma-core provider: registration, device matching, the user
  * context, and the verbs that are plain kernel commands (device and port
- * queries, PD, MR, AH, multicast), plus mapping of the shared rings.
+ * queries, PD, MR, MW, AH, multicast), plus mapping of the shared rings.
  *
  * Locking: nothing here keeps mutable shared state.  Device and context
- * objects are immutable after creation; PD/MR/AH are owned by the caller,
+ * objects are immutable after creation; PD/MR/MW/AH are owned by the caller,
  * and libibverbs serialises their destruction against their use.  The
  * fast-path verbs live in eroce_cq.c, eroce_qp.c and eroce_srq.c.
  */
@@ -234,6 +234,39 @@ static int eroce_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+static struct ibv_mw *eroce_alloc_mw(struct ibv_pd *ibpd,
+				     enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+
+	ret = ibv_cmd_alloc_mw(ibpd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+static int eroce_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_mw(mw);
+	if (ret)
+		return ret;
+	free(mw);
+	return 0;
+}
+
 static struct ibv_ah *eroce_create_ah(struct ibv_pd *ibpd,
 				      struct ibv_ah_attr *attr)
 {
@@ -276,8 +309,10 @@ static void eroce_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops eroce_ctx_ops = {
+	.alloc_mw = eroce_alloc_mw,
 	.alloc_pd = eroce_alloc_pd,
 	.attach_mcast = ibv_cmd_attach_mcast,
+	.bind_mw = eroce_bind_mw,
 	.create_ah = eroce_create_ah,
 	.create_cq = eroce_create_cq,
 	.create_cq_ex = eroce_create_cq_ex,
@@ -285,6 +320,7 @@ static const struct verbs_context_ops eroce_ctx_ops = {
 	.create_qp_ex = eroce_create_qp_ex,
 	.create_srq = eroce_create_srq,
 	.create_srq_ex = eroce_create_srq_ex,
+	.dealloc_mw = eroce_dealloc_mw,
 	.dealloc_pd = eroce_dealloc_pd,
 	.dereg_mr = eroce_dereg_mr,
 	.destroy_ah = eroce_destroy_ah,

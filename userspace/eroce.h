@@ -219,6 +219,8 @@ int eroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int eroce_destroy_qp(struct ibv_qp *ibqp);
 int eroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
+int eroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
 int eroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
 int eroce_post_one_recv(struct eroce_ring *r, uint32_t max_sge,

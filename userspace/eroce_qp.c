@@ -31,11 +31,15 @@ enum {
 			    IBV_QP_EX_WITH_RDMA_READ |
 			    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+			    IBV_QP_EX_WITH_LOCAL_INV |
+			    IBV_QP_EX_WITH_BIND_MW |
 			    IBV_QP_EX_WITH_SEND_WITH_INV,
 	EROCE_UC_SEND_OPS = IBV_QP_EX_WITH_RDMA_WRITE |
 			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 			    IBV_QP_EX_WITH_SEND |
-			    IBV_QP_EX_WITH_SEND_WITH_IMM,
+			    IBV_QP_EX_WITH_SEND_WITH_IMM |
+			    IBV_QP_EX_WITH_LOCAL_INV |
+			    IBV_QP_EX_WITH_BIND_MW,
 	EROCE_UD_SEND_OPS = IBV_QP_EX_WITH_SEND |
 			    IBV_QP_EX_WITH_SEND_WITH_IMM,
 	EROCE_QP_COMP_MASK = IBV_QP_INIT_ATTR_PD |
@@ -67,8 +71,8 @@ static bool eroce_opcode_ok(struct eroce_qp *qp, enum ibv_wr_opcode op)
 
 /*
  * A work request opcode of the verbs that eroce does not have on any QP
- * type (LOCAL_INV and BIND_MW: no memory windows yet; TSO; ATOMIC_WRITE):
- * EOPNOTSUPP, where one the QP type does not take is EINVAL.
+ * type (TSO, ATOMIC_WRITE): EOPNOTSUPP, where one the QP type does not
+ * take is EINVAL.
  */
 static bool eroce_opcode_unsupported(enum ibv_wr_opcode op)
 {
@@ -102,20 +106,60 @@ static int eroce_sq_doorbell(struct eroce_qp *qp)
 
 /* ---- post_send */
 
+/* a local operation: it carries no data, its SGEs are ignored */
+static bool eroce_opcode_local(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_LOCAL_INV || op == IBV_WR_BIND_MW;
+}
+
+/*
+ * The window of a BIND_MW, of @mw_type: ibv_bind_mw() binds type 1
+ * windows, a BIND_MW work request type 2 ones.  No MR: a type 1 window
+ * is unbound, which takes a zero range.
+ */
+static int eroce_check_bind(const struct ibv_mw *mw,
+			    const struct ibv_mw_bind_info *bind,
+			    enum ibv_mw_type mw_type)
+{
+	if (!mw || mw->type != mw_type)
+		return EINVAL;
+	if (!bind->mr && (bind->addr || bind->length))
+		return EINVAL;
+	return 0;
+}
+
+static void eroce_write_bind(struct eroce_send_wqe *wqe,
+			     const struct ibv_mw *mw, uint32_t rkey,
+			     const struct ibv_mw_bind_info *bind)
+{
+	wqe->ex = rkey;
+	wqe->wr.bind.addr = bind->addr;
+	wqe->wr.bind.length = bind->length;
+	wqe->wr.bind.mr_lkey = bind->mr ? bind->mr->lkey : 0;
+	wqe->wr.bind.access = bind->mw_access_flags;
+	wqe->wr.bind.mw_type = mw->type;
+}
+
 static int eroce_check_send_wr(struct eroce_qp *qp,
-			       const struct ibv_send_wr *wr, size_t *inline_len)
+			       const struct ibv_send_wr *wr,
+			       enum ibv_mw_type mw_type, size_t *inline_len)
 {
 	int i;
 
 	if (!eroce_opcode_ok(qp, wr->opcode))
 		return eroce_opcode_unsupported(wr->opcode) ? EOPNOTSUPP :
 							 EINVAL;
+	*inline_len = 0;
+	if (wr->opcode == IBV_WR_BIND_MW)
+		return eroce_check_bind(wr->bind_mw.mw,
+					&wr->bind_mw.bind_info, mw_type);
+	if (eroce_opcode_local(wr->opcode))
+		return 0;
 	if (wr->num_sge < 0)
 		return EINVAL;
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL;
 
-	*inline_len = 0;
 	switch (wr->opcode) {
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -184,11 +228,18 @@ static void eroce_write_send_wr(struct eroce_qp *qp,
 		wqe->ex = wr->imm_data;
 		break;
 	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
 		wqe->ex = wr->invalidate_rkey;
+		break;
+	case IBV_WR_BIND_MW:
+		eroce_write_bind(wqe, wr->bind_mw.mw, wr->bind_mw.rkey,
+				 &wr->bind_mw.bind_info);
 		break;
 	default:
 		break;
 	}
+	if (eroce_opcode_local(wr->opcode))
+		return;
 
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
@@ -254,8 +305,10 @@ static bool eroce_rq_state_ok(const struct ibv_qp *ibqp)
 	return ibqp->state != IBV_QPS_RESET;
 }
 
-int eroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad_wr)
+/* post_send; a BIND_MW in @wr binds a window of @mw_type */
+static int eroce_post_send_list(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+				struct ibv_send_wr **bad_wr,
+				enum ibv_mw_type mw_type)
 {
 	struct eroce_qp *qp = to_eqp(ibqp);
 	struct eroce_ring *sq = &qp->sq;
@@ -272,7 +325,7 @@ int eroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	pthread_spin_lock(&sq->lock);
 	start = sq->head;
 	for (; wr; wr = wr->next) {
-		ret = eroce_check_send_wr(qp, wr, &inline_len);
+		ret = eroce_check_send_wr(qp, wr, mw_type, &inline_len);
 		if (!ret && ring_full(sq))
 			ret = ENOMEM;
 		if (ret) {
@@ -298,6 +351,38 @@ int eroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 	pthread_spin_unlock(&sq->lock);
 
+	return ret;
+}
+
+int eroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	return eroce_post_send_list(ibqp, wr, bad_wr, IBV_MW_TYPE_2);
+}
+
+/*
+ * ibv_bind_mw(): a BIND_MW work request for a type 1 window, under the
+ * window's next rkey, which @mw takes once the request is posted.
+ */
+int eroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = mw_bind->bind_info,
+		},
+	};
+	struct ibv_send_wr *bad_wr;
+	int ret;
+
+	ret = eroce_post_send_list(ibqp, &wr, &bad_wr, IBV_MW_TYPE_1);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
 	return ret;
 }
 
@@ -406,6 +491,29 @@ static void wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
 		wqe->ex = invalidate_rkey;
 }
 
+static void wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
+{
+	struct eroce_send_wqe *wqe = wr_begin(ibqp, IBV_WR_LOCAL_INV);
+
+	if (wqe)
+		wqe->ex = invalidate_rkey;
+}
+
+static void wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
+		       uint32_t rkey, const struct ibv_mw_bind_info *bind)
+{
+	struct eroce_qp *qp = qp_ex_to_eqp(ibqp);
+	struct eroce_send_wqe *wqe = wr_begin(ibqp, IBV_WR_BIND_MW);
+
+	if (!wqe)
+		return;
+	if (eroce_check_bind(mw, bind, IBV_MW_TYPE_2)) {
+		qp->wr_err = EINVAL;
+		return;
+	}
+	eroce_write_bind(wqe, mw, rkey, bind);
+}
+
 static void wr_rdma(struct ibv_qp_ex *ibqp, enum ibv_wr_opcode op,
 		    uint32_t rkey, uint64_t remote_addr, __be32 imm)
 {
@@ -484,6 +592,10 @@ static void wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
 static bool wr_data_ok(struct eroce_qp *qp, bool inl)
 {
 	switch (qp->cur_wqe->opcode) {
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		qp->wr_err = EINVAL;	/* no data */
+		return false;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -612,6 +724,10 @@ static void eroce_qp_set_ex_ops(struct eroce_qp *qp, uint64_t ops)
 		ex->wr_atomic_fetch_add = wr_atomic_fetch_add;
 	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
 		ex->wr_send_inv = wr_send_inv;
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
+		ex->wr_local_inv = wr_local_inv;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		ex->wr_bind_mw = wr_bind_mw;
 
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
 		ex->wr_set_ud_addr = wr_set_ud_addr;

@@ -85,6 +85,7 @@ static void test_post_send(void)
 		{ .addr = 0x2000, .length = 20, .lkey = 2 },
 	};
 	struct ibv_send_wr wr = {}, wr2 = {}, *bad = NULL;
+	struct ibv_mw mw = {};
 	struct eroce_send_wqe *wqe;
 	struct eroce_sge *esge;
 	int i, ret;
@@ -146,9 +147,16 @@ static void test_post_send(void)
 	ret = eroce_post_send(&qp->vqp.qp, &wr2, &bad);
 	EXPECT(ret == EINVAL && bad == &wr2);
 	wr2.num_sge = 1;
-	wr2.opcode = IBV_WR_BIND_MW;		/* no memory windows yet */
+	wr2.opcode = IBV_WR_TSO;		/* not on RoCE */
 	ret = eroce_post_send(&qp->vqp.qp, &wr2, &bad);
 	EXPECT(ret == EOPNOTSUPP && bad == &wr2);
+	wr2.opcode = IBV_WR_BIND_MW;		/* no window */
+	ret = eroce_post_send(&qp->vqp.qp, &wr2, &bad);
+	EXPECT(ret == EINVAL && bad == &wr2);
+	mw.type = IBV_MW_TYPE_1;		/* ibv_bind_mw() binds those */
+	wr2.bind_mw.mw = &mw;
+	ret = eroce_post_send(&qp->vqp.qp, &wr2, &bad);
+	EXPECT(ret == EINVAL && bad == &wr2);
 	wr2.opcode = (enum ibv_wr_opcode)200;	/* no such opcode */
 	ret = eroce_post_send(&qp->vqp.qp, &wr2, &bad);
 	EXPECT(ret == EINVAL && bad == &wr2);

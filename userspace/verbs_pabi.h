@@ -197,7 +197,7 @@ struct verbs_device {
 struct verbs_context_ops {
 	void *advise_mr;					/*  0 */
 	void *alloc_dm;
-	void *alloc_mw;
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	void *alloc_null_mr;
 	void *alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);	/*  5 */
@@ -207,7 +207,8 @@ struct verbs_context_ops {
 	void *attach_counters_point_flow;
 	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
 			    uint16_t lid);
-	void *bind_mw;						/* 10 */
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
+		       struct ibv_mw_bind *mw_bind);		/* 10 */
 	void *close_xrcd;
 	void (*cq_event)(struct ibv_cq *cq);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd,
@@ -231,7 +232,7 @@ struct verbs_context_ops {
 	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context,
 					 struct ibv_srq_init_attr_ex *attr);
 	void *create_wq;
-	void *dealloc_mw;					/* 25 */
+	int (*dealloc_mw)(struct ibv_mw *mw);			/* 25 */
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	void *dealloc_td;
 	int (*dereg_mr)(struct verbs_mr *vmr);
@@ -361,6 +362,7 @@ EROCE_DECLARE_CMD(ibv_query_port, ib_uverbs_query_port);
 EROCE_DECLARE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 EROCE_DECLARE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 EROCE_DECLARE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
+EROCE_DECLARE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 EROCE_DECLARE_CMD(ibv_create_cq, ib_uverbs_create_cq);
 EROCE_DECLARE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 EROCE_DECLARE_CMD(ibv_create_srq, ib_uverbs_create_srq);
@@ -422,6 +424,11 @@ int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
 		     size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size,
+		     struct ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,

@@ -34,7 +34,8 @@
 #     shared ring behind the provider's back, raises QP_FATAL on the next
 #     doorbell; the QP is in ERR, a later post completes with a flush
 #     error, and the QP is destroyed cleanly.
-#   - kernel-op: a WQE with a kernel-only opcode (REG_MR, LOCAL_INV)
+#   - kernel-op: a WQE with a kernel-only opcode (REG_MR) or one eroce
+#     does not implement (TSO),
 #     written into a user SQ behind the provider's back completes with
 #     IBV_WC_LOC_QP_OP_ERR and fails the QP.
 #   - selftests/kmod/eroce_kconsumer.ko, a kernel consumer, posts a send

@@ -42,10 +42,11 @@
  *                  complete with a flush error, and the QP must be
  *                  destroyed cleanly.  White-box: it reaches the ring
  *                  through the provider's own structures (userspace/eroce.h)
- *   kernel-op      a WQE with a kernel-only opcode (REG_MR, then on a new
- *                  pair LOCAL_INV), written into A's SQ behind the
- *                  provider's back (which refuses to post them), must
- *                  complete with IBV_WC_LOC_QP_OP_ERR and fail the QP
+ *   kernel-op      a WQE with a kernel-only opcode (REG_MR), then on a
+ *                  new pair one eroce does not implement (TSO), written
+ *                  into A's SQ behind the provider's back (which refuses
+ *                  to post them), must complete with IBV_WC_LOC_QP_OP_ERR
+ *                  and fail the QP
  *
  * Prints "result:" lines; exits 0 when every expectation held, 1
  * otherwise, 2 on a usage or setup error.
@@ -645,7 +646,7 @@ static void run_kernel_op(struct eroce_side *a, struct eroce_side *b)
 {
 	static const struct { const char *name; uint8_t opcode; } ops[] = {
 		{ "reg_mr", 0x20 },		/* IB_WR_REG_MR */
-		{ "local_inv", IBV_WR_LOCAL_INV },
+		{ "tso", IBV_WR_TSO },
 	};
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;

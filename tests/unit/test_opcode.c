@@ -342,8 +342,9 @@ static void test_wr_table(void)
 		accepted++;
 		if (eroce_wr_local(wi)) {
 			/* executed by the requester: no packet, no payload */
-			CHECK((wi->flags & qp_types) == qp_types);
-			CHECK(wi->flags & EROCE_WRF_KERNEL);
+			CHECK(wi->flags & EROCE_WRF_RC);
+			CHECK(!(wi->flags & EROCE_WRF_KERNEL) ||
+			      !(wi->flags & EROCE_WRF_USER));
 			CHECK(!(wi->flags & (EROCE_WRF_READ | EROCE_WRF_ATOMIC |
 					     EROCE_WRF_RDMA | EROCE_WRF_IMM)));
 			CHECK(!eroce_wr_rd_atomic(wi));
@@ -421,7 +422,7 @@ static void test_wr_table(void)
 			      !!(u->flags & EROCE_OPF_IMMDT));
 		}
 	}
-	CHECK(accepted == 10 && locals == 2 && uc == 4);
+	CHECK(accepted == 11 && locals == 3 && uc == 4);
 	CHECK(eroce_qp_type_wrf(IB_UVERBS_QPT_UC) == EROCE_WRF_UC &&
 	      eroce_qp_type_opf(IB_UVERBS_QPT_UC) == EROCE_OPF_UC &&
 	      eroce_qp_type_wrf(IB_UVERBS_QPT_UD) == EROCE_WRF_UD &&
@@ -437,7 +438,18 @@ static void test_wr_table(void)
 	      IB_UVERBS_WC_LOCAL_INV);
 	CHECK(eroce_wr_info(IB_UVERBS_WR_LOCAL_INV)->flags & EROCE_WRF_INV);
 	CHECK(eroce_wr_info(EROCE_WR_REG_MR)->wc_opcode == EROCE_WC_REG_MR);
-	CHECK(!eroce_wr_info(IB_UVERBS_WR_BIND_MW));
+	/* fast registration for kernel QPs, windows for user QPs */
+	CHECK((eroce_wr_info(EROCE_WR_REG_MR)->flags & qp_types) == qp_types);
+	CHECK(eroce_wr_info(EROCE_WR_REG_MR)->flags & EROCE_WRF_KERNEL);
+	CHECK((eroce_wr_info(IB_UVERBS_WR_LOCAL_INV)->flags & qp_types) ==
+	      qp_types);
+	CHECK(!(eroce_wr_info(IB_UVERBS_WR_LOCAL_INV)->flags &
+		(EROCE_WRF_KERNEL | EROCE_WRF_USER)));
+	CHECK(eroce_wr_info(IB_UVERBS_WR_BIND_MW)->wc_opcode ==
+	      IB_UVERBS_WC_BIND_MW);
+	CHECK((eroce_wr_info(IB_UVERBS_WR_BIND_MW)->flags & qp_types) ==
+	      (EROCE_WRF_RC | EROCE_WRF_UC));
+	CHECK(eroce_wr_info(IB_UVERBS_WR_BIND_MW)->flags & EROCE_WRF_USER);
 	CHECK(!eroce_wr_info(IB_UVERBS_WR_TSO));
 	CHECK(!eroce_wr_info(EROCE_WR_OPCODES));
 	CHECK(!eroce_wr_info(0xffffffff));

@@ -151,6 +151,19 @@ struct eroce_send_wqe {
 			__u32 key;
 			__u32 access;
 		} reg;
+		/*
+		 * BIND_MW, userspace QPs only: ex is the window's new rkey,
+		 * whose index names the window.  A type 1 window bound with
+		 * length 0 and mr_lkey 0 is unbound.
+		 */
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 access;	/* IBV_ACCESS_REMOTE_*, ZERO_BASED */
+			__u32 mw_type;	/* IBV_MW_TYPE_1 (ibv_bind_mw) or 2 */
+			__u32 reserved;
+		} bind;
 	} wr;
 	__aligned_u64 reserved1;
 };

@@ -36,6 +36,7 @@ enum eroce_limits {
 	EROCE_MAX_CQ		= 16384,
 	EROCE_MAX_CQE		= 1 << 20,	/* libfabric's rxm asks ~100k */
 	EROCE_MAX_MR		= 65536,
+	EROCE_MAX_MW		= 65536,
 	EROCE_MAX_PD		= 65536,
 	EROCE_MAX_AH		= 65536,
 	EROCE_MAX_SRQ		= 4096,

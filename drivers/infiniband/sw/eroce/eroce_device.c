@@ -71,7 +71,9 @@ static int eroce_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = EROCE_MAX_SGE;
 	attr->max_recv_sge = EROCE_MAX_SGE;
@@ -79,6 +81,7 @@ static int eroce_query_device(struct ib_device *ibdev,
 	attr->max_cq = EROCE_MAX_CQ;
 	attr->max_cqe = EROCE_MAX_CQE;
 	attr->max_mr = EROCE_MAX_MR;
+	attr->max_mw = EROCE_MAX_MW;
 	attr->max_fast_reg_page_list_len = EROCE_MAX_FAST_REG_PAGES;
 	attr->max_pd = EROCE_MAX_PD;
 	attr->max_qp_rd_atom = EROCE_MAX_RD_ATOMIC;

@@ -2,20 +2,22 @@
 /*
  * eroce_mem.c - payload copies between packets and registered memory.
  *
- * Every byte the engines move goes through here: into or out of an MR at
- * an address the network or a WQE named (bounds checked against the MR
- * before anything is touched), along a WQE's scatter/gather list (each
- * SGE's lkey looked up, its PD and access rights checked), and the 64-bit
- * atomics.
+ * Every byte the engines move goes through here: into or out of an MR or
+ * a memory window at an address the network named (bounds checked against
+ * the MR or window before anything is touched), along a WQE's
+ * scatter/gather list (each SGE's lkey looked up, its PD and access rights
+ * checked), and the 64-bit atomics.
  *
- * The check and the copy are one step (eroce_mr_access()): a
- * fast-registration MR is checked and copied under its fast.lock, so an
- * invalidation is either before or after a packet's copy, never during.
+ * The check and the copy are one step: a fast-registration MR is checked
+ * and copied under its fast.lock, a window under its lock, so an
+ * invalidation or a bind is either before or after a packet's copy, never
+ * during.
  *
  * Context: any (softirq for the responder and completer, process context
- * for the requester).  Locks: a fast-registration MR's fast.lock (irq
- * safe); inside it eroce_atomic_lock, which makes the read-modify-write of
- * an atomic indivisible against every other eroce atomic on this host.
+ * for the requester).  Locks: a fast-registration MR's fast.lock or a
+ * window's lock (irq safe); inside either eroce_atomic_lock, which makes
+ * the read-modify-write of an atomic indivisible against every other
+ * eroce atomic on this host.
  */
 #include <linux/highmem.h>
 
@@ -137,7 +139,7 @@ static int eroce_mr_check_copy(struct eroce_mr *mr, u32 key,
 	return eroce_mr_copy(mr, iova, buf, len, to_mr);
 }
 
-/**
+/*
  * eroce_mr_access() - check an access to an MR, and copy
  * @mr: the MR, looked up by @key (eroce_mr_get())
  * @key: the lkey or rkey the access names
@@ -155,8 +157,9 @@ static int eroce_mr_check_copy(struct eroce_mr *mr, u32 key,
  * Return: 0; -EACCES for the key, the PD, the MR's state or its rights;
  * -EFAULT for a range outside the MR.
  */
-int eroce_mr_access(struct eroce_mr *mr, u32 key, const struct ib_pd *pd,
-		    int access, u64 iova, void *buf, u64 len, bool to_mr)
+static int eroce_mr_access(struct eroce_mr *mr, u32 key,
+			   const struct ib_pd *pd, int access, u64 iova,
+			   void *buf, u64 len, bool to_mr)
 {
 	unsigned long flags;
 	int err;
@@ -173,20 +176,13 @@ int eroce_mr_access(struct eroce_mr *mr, u32 key, const struct ib_pd *pd,
 	return err;
 }
 
-/* the read-modify-write of eroce_mr_atomic(); fast-reg MR: lock held */
-static int eroce_mr_atomic_rmw(struct eroce_mr *mr, u32 key,
-			       const struct ib_pd *pd, u64 iova,
-			       bool cmp_swap, u64 compare, u64 swap_add,
-			       u64 *orig)
+/* the read-modify-write of an atomic at a checked address of @mr */
+static int eroce_mem_atomic_rmw(struct eroce_mr *mr, u64 iova, bool cmp_swap,
+				u64 compare, u64 swap_add, u64 *orig)
 {
 	unsigned long flags;
 	u64 val;
 	int err;
-
-	err = eroce_mr_allowed(mr, key, pd, IB_ACCESS_REMOTE_ATOMIC, iova,
-			       sizeof(val));
-	if (err)
-		return err;
 
 	spin_lock_irqsave(&eroce_atomic_lock, flags);
 	err = eroce_mr_copy(mr, iova, &val, sizeof(val), false);
@@ -204,7 +200,23 @@ static int eroce_mr_atomic_rmw(struct eroce_mr *mr, u32 key,
 	return err;
 }
 
-/**
+/* an atomic in an MR; fast-reg MR: fast.lock held */
+static int eroce_mr_atomic_rmw(struct eroce_mr *mr, u32 key,
+			       const struct ib_pd *pd, u64 iova,
+			       bool cmp_swap, u64 compare, u64 swap_add,
+			       u64 *orig)
+{
+	int err;
+
+	err = eroce_mr_allowed(mr, key, pd, IB_ACCESS_REMOTE_ATOMIC, iova,
+			       sizeof(u64));
+	if (err)
+		return err;
+	return eroce_mem_atomic_rmw(mr, iova, cmp_swap, compare, swap_add,
+				    orig);
+}
+
+/*
  * eroce_mr_atomic() - execute a remote 64-bit atomic in an MR
  * @mr: the memory region, looked up by @key
  * @key: the rkey of the request
@@ -215,18 +227,16 @@ static int eroce_mr_atomic_rmw(struct eroce_mr *mr, u32 key,
  * @swap_add: swap value (CMP_SWAP) or addend (FETCH_ADD)
  * @orig: the value before the operation
  *
- * Return: 0; -EINVAL for a misaligned address; -EACCES or -EFAULT as
- * eroce_mr_access() (the right checked is IB_ACCESS_REMOTE_ATOMIC).
+ * Return: 0; -EACCES or -EFAULT as eroce_mr_access() (the right checked
+ * is IB_ACCESS_REMOTE_ATOMIC).
  */
-int eroce_mr_atomic(struct eroce_mr *mr, u32 key, const struct ib_pd *pd,
-		    u64 iova, bool cmp_swap, u64 compare, u64 swap_add,
-		    u64 *orig)
+static int eroce_mr_atomic(struct eroce_mr *mr, u32 key,
+			   const struct ib_pd *pd, u64 iova, bool cmp_swap,
+			   u64 compare, u64 swap_add, u64 *orig)
 {
 	unsigned long flags;
 	int err;
 
-	if (iova & 7)
-		return -EINVAL;
 	if (mr->type != EROCE_MR_FAST)
 		return eroce_mr_atomic_rmw(mr, key, pd, iova, cmp_swap,
 					   compare, swap_add, orig);
@@ -235,6 +245,149 @@ int eroce_mr_atomic(struct eroce_mr *mr, u32 key, const struct ib_pd *pd,
 	err = eroce_mr_atomic_rmw(mr, key, pd, iova, cmp_swap, compare,
 				  swap_add, orig);
 	spin_unlock_irqrestore(&mr->fast.lock, flags);
+	return err;
+}
+
+/*
+ * May @qp reach [va, va + len) through the window @mw under @key with
+ * @access?  A type 1 window serves every QP of its PD, a type 2 window
+ * the QP that bound it.  *iova is set to where @va is in the bound MR.
+ * Return: as eroce_mr_allowed().  mw->lock held.
+ */
+static int eroce_mw_allowed(const struct eroce_mw *mw, u32 key,
+			    const struct eroce_qp *qp, int access, u64 va,
+			    u64 len, u64 *iova)
+{
+	lockdep_assert_held(&mw->lock);
+	if (!mw->valid || mw->key != key || mw->ibmw.pd != qp->ibqp.pd ||
+	    (mw->access & access) != access)
+		return -EACCES;
+	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num)
+		return -EACCES;
+	if (va < mw->addr || len > mw->length ||
+	    va - mw->addr > mw->length - len)
+		return -EFAULT;
+	*iova = mw->mr_iova + (va - mw->addr);
+	return 0;
+}
+
+/* eroce_rkey_access() through the window @key names */
+static int eroce_mw_access(struct eroce_res *res, u32 key,
+			   const struct eroce_qp *qp, int access, u64 va,
+			   void *buf, u64 len, bool to_mem)
+{
+	struct eroce_mw *mw = eroce_mw_get(res, key);
+	unsigned long flags;
+	u64 iova;
+	int err;
+
+	if (!mw)
+		return -EACCES;
+	spin_lock_irqsave(&mw->lock, flags);
+	err = eroce_mw_allowed(mw, key, qp, access, va, len, &iova);
+	if (!err && buf)
+		err = eroce_mr_copy(mw->mr, iova, buf, len, to_mem);
+	spin_unlock_irqrestore(&mw->lock, flags);
+	eroce_mw_put(mw);
+	return err;
+}
+
+/* eroce_rkey_atomic() through the window @key names */
+static int eroce_mw_atomic(struct eroce_res *res, u32 key,
+			   const struct eroce_qp *qp, u64 va, bool cmp_swap,
+			   u64 compare, u64 swap_add, u64 *orig)
+{
+	struct eroce_mw *mw = eroce_mw_get(res, key);
+	unsigned long flags;
+	u64 iova;
+	int err;
+
+	if (!mw)
+		return -EACCES;
+	spin_lock_irqsave(&mw->lock, flags);
+	err = eroce_mw_allowed(mw, key, qp, IB_ACCESS_REMOTE_ATOMIC, va,
+			       sizeof(u64), &iova);
+	if (!err)
+		err = eroce_mem_atomic_rmw(mw->mr, iova, cmp_swap, compare,
+					   swap_add, orig);
+	spin_unlock_irqrestore(&mw->lock, flags);
+	eroce_mw_put(mw);
+	return err;
+}
+
+/**
+ * eroce_rkey_access() - check a remote READ or WRITE, and copy
+ * @res: the device's objects
+ * @qp: the responder's QP
+ * @rkey: the rkey of the request, an MR's or a memory window's
+ * @access: IB_ACCESS_REMOTE_WRITE (copy @buf into the memory) or
+ *	    IB_ACCESS_REMOTE_READ (copy out of it)
+ * @va: the address the request names
+ * @buf: kernel buffer, or NULL to check [va, va + len) only
+ * @len: bytes (at most U32_MAX with @buf)
+ *
+ * The key is looked up for this access alone: the reference lasts as long
+ * as the copy, so deregistration never waits on a message the peer is
+ * slow to finish.
+ *
+ * Return: 0; -EACCES for the key, the PD, the QP, the state or the
+ * rights; -EFAULT for a range outside the MR or window.
+ */
+int eroce_rkey_access(struct eroce_res *res, const struct eroce_qp *qp,
+		      u32 rkey, int access, u64 va, void *buf, u64 len)
+{
+	bool to_mem = access == IB_ACCESS_REMOTE_WRITE;
+	struct eroce_mr *mr;
+	int err;
+
+	if (buf && len > U32_MAX)
+		return -EFAULT;
+	if (eroce_key_is_mw(rkey))
+		return eroce_mw_access(res, rkey, qp, access, va, buf, len,
+				       to_mem);
+
+	mr = eroce_mr_get(res, rkey);
+	if (!mr)
+		return -EACCES;
+	err = eroce_mr_access(mr, rkey, qp->ibqp.pd, access, va, buf, len,
+			      to_mem);
+	eroce_mr_put(mr);
+	return err;
+}
+
+/**
+ * eroce_rkey_atomic() - execute a remote 64-bit atomic
+ * @res: the device's objects
+ * @qp: the responder's QP
+ * @rkey: the rkey of the request, an MR's or a memory window's
+ * @va: 8-byte aligned address
+ * @cmp_swap: compare-and-swap (else fetch-and-add)
+ * @compare: compare value (CMP_SWAP)
+ * @swap_add: swap value (CMP_SWAP) or addend (FETCH_ADD)
+ * @orig: the value before the operation
+ *
+ * Return: 0; -EINVAL for a misaligned address; -EACCES or -EFAULT as
+ * eroce_rkey_access() (the right checked is IB_ACCESS_REMOTE_ATOMIC).
+ */
+int eroce_rkey_atomic(struct eroce_res *res, const struct eroce_qp *qp,
+		      u32 rkey, u64 va, bool cmp_swap, u64 compare,
+		      u64 swap_add, u64 *orig)
+{
+	struct eroce_mr *mr;
+	int err;
+
+	if (va & 7)
+		return -EINVAL;
+	if (eroce_key_is_mw(rkey))
+		return eroce_mw_atomic(res, rkey, qp, va, cmp_swap, compare,
+				       swap_add, orig);
+
+	mr = eroce_mr_get(res, rkey);
+	if (!mr)
+		return -EACCES;
+	err = eroce_mr_atomic(mr, rkey, qp->ibqp.pd, va, cmp_swap, compare,
+			      swap_add, orig);
+	eroce_mr_put(mr);
 	return err;
 }
 

@@ -5,7 +5,7 @@
 
 #include <rdma/eroce-abi.h>
 
-struct eroce_mr;
+struct eroce_qp;
 struct eroce_res;
 struct ib_pd;
 
@@ -27,11 +27,11 @@ static inline void eroce_sge_iter_init(struct eroce_sge_iter *it,
 	it->off = 0;
 }
 
-int eroce_mr_access(struct eroce_mr *mr, u32 key, const struct ib_pd *pd,
-		    int access, u64 iova, void *buf, u64 len, bool to_mr);
-int eroce_mr_atomic(struct eroce_mr *mr, u32 key, const struct ib_pd *pd,
-		    u64 iova, bool cmp_swap, u64 compare, u64 swap_add,
-		    u64 *orig);
+int eroce_rkey_access(struct eroce_res *res, const struct eroce_qp *qp,
+		      u32 rkey, int access, u64 va, void *buf, u64 len);
+int eroce_rkey_atomic(struct eroce_res *res, const struct eroce_qp *qp,
+		      u32 rkey, u64 va, bool cmp_swap, u64 compare,
+		      u64 swap_add, u64 *orig);
 int eroce_sge_skip(struct eroce_sge_iter *it, u32 len);
 int eroce_sge_copy(struct eroce_res *res, struct ib_pd *pd,
 		   struct eroce_sge_iter *it, void *buf, u32 len, bool to_mem);

@@ -2,7 +2,8 @@
 /*
  * eroce: memory regions (DMA MRs for kernel consumers, pinned user MRs,
  * fast-registration MRs whose pages kernel consumers register and
- * invalidate through the send queue).
+ * invalidate through the send queue), and the count of memory windows
+ * bound to a user MR.
  *
  * Registration, re-registration, deregistration, alloc_mr and map_mr_sg
  * run in process
@@ -11,7 +12,8 @@
  * softirq) under the QP's engine lock.  Locks: the xa_lock of
  * eroce_res.mr_xa for numbering and removal; lookups run under RCU, which
  * is why MRs are kfree_rcu()'d; a fast-registration MR's fast.lock (irq
- * safe, innermost) for its state, key, rights and page list.
+ * safe, innermost) for its state, key, rights and page list; an MR's
+ * mw_lock (irq safe, innermost) for its count of windows.
  *
  * A key dies at once: deregistration removes it from mr_xa, so the next
  * packet or SGE that names it fails its lookup (the responder NAKs it).
@@ -30,7 +32,8 @@
 
 #define EROCE_MR_ACCESS_SUPPORTED					\
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |		\
-	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |		\
+	 IB_ACCESS_MW_BIND)
 
 static int eroce_mr_check_access(int access)
 {
@@ -68,6 +71,7 @@ static struct eroce_mr *eroce_mr_alloc(struct eroce_res *res, int access)
 	}
 
 	mr->access = access;
+	spin_lock_init(&mr->mw_lock);
 	eroce_obj_init(&mr->obj);
 	return mr;
 }
@@ -196,6 +200,66 @@ err_free_mr:
 	return ERR_PTR(err);
 }
 
+/*
+ * Deregistration, or re-registration, of @mr begins: no window is bound to
+ * it, and none will be.  Return: 0, or -EBUSY while windows are bound.
+ */
+static int eroce_mr_stop_binding(struct eroce_mr *mr)
+{
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&mr->mw_lock, flags);
+	if (mr->num_mw)
+		err = -EBUSY;
+	else
+		mr->unbindable = true;
+	spin_unlock_irqrestore(&mr->mw_lock, flags);
+	return err;
+}
+
+/* a re-registration failed: @mr stays, windows may be bound again */
+static void eroce_mr_allow_binding(struct eroce_mr *mr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->mw_lock, flags);
+	mr->unbindable = false;
+	spin_unlock_irqrestore(&mr->mw_lock, flags);
+}
+
+/**
+ * eroce_mr_window_get() - count a window bound to @mr
+ * @mr: a user MR, with a reference
+ *
+ * From now until eroce_mr_window_put(), @mr cannot be deregistered.
+ * Context: any; the window's lock held.
+ * Return: false when deregistration has begun.
+ */
+bool eroce_mr_window_get(struct eroce_mr *mr)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&mr->mw_lock, flags);
+	ok = !mr->unbindable;
+	if (ok)
+		mr->num_mw++;
+	spin_unlock_irqrestore(&mr->mw_lock, flags);
+	return ok;
+}
+
+/* a window bound to @mr is unbound; any context */
+void eroce_mr_window_put(struct eroce_mr *mr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->mw_lock, flags);
+	WARN_ON(!mr->num_mw);
+	mr->num_mw--;
+	spin_unlock_irqrestore(&mr->mw_lock, flags);
+}
+
 /**
  * eroce_rereg_user_mr() - register a user MR anew
  * @ibmr: the MR
@@ -211,7 +275,9 @@ err_free_mr:
  * the rest, and returns it: uverbs puts it in the old one's place and
  * deregisters the old one, whose keys die at once.  The lkey and rkey
  * change, as the verbs allow; a packet that names the old rkey fails as
- * after ibv_dereg_mr.  On failure the old MR is unchanged.
+ * after ibv_dereg_mr.  On failure the old MR is unchanged; an MR with
+ * memory windows bound to it cannot be registered anew (-EBUSY), as it
+ * cannot be deregistered.
  * Context: process context.
  * Return: the new MR, or an ERR_PTR.
  */
@@ -220,6 +286,8 @@ struct ib_mr *eroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct eroce_mr *mr = to_eroce_mr(ibmr);
+	struct ib_mr *new_mr;
+	int err;
 
 	if (mr->type != EROCE_MR_USER || !ibpd)
 		return ERR_PTR(-EINVAL);
@@ -230,14 +298,31 @@ struct ib_mr *eroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	}
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = mr->access;
-	return eroce_reg_user_mr(ibpd, start, length, iova, access, udata);
+
+	/*
+	 * uverbs deregisters the old MR, which must not fail: no window may
+	 * be bound to it from here on.  (Should uverbs fail before, the old
+	 * MR stays, and windows can no longer be bound to it.)
+	 */
+	err = eroce_mr_stop_binding(mr);
+	if (err)
+		return ERR_PTR(err);
+	new_mr = eroce_reg_user_mr(ibpd, start, length, iova, access, udata);
+	if (IS_ERR(new_mr))
+		eroce_mr_allow_binding(mr);
+	return new_mr;
 }
 
 int eroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct eroce_res *res = &to_eroce_dev(ibmr->device)->res;
 	struct eroce_mr *mr = to_eroce_mr(ibmr);
+	int err;
 
+	/* the verbs: an MR with windows bound to it stays registered */
+	err = eroce_mr_stop_binding(mr);
+	if (err)
+		return err;
 	xa_erase(&res->mr_xa, mr->index);
 	eroce_obj_drain(&mr->obj, true);
 	eroce_mr_free(res, mr);

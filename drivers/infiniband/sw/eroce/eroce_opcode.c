@@ -192,14 +192,15 @@ const char *eroce_opcode_name(u8 opcode)
 		.ud_only = EROCE_OP_UD_##ud,				\
 	}
 
-/* a local operation, on any QP type: no packets */
+/* a local operation, no packets; the QP types in its flags */
 #define LOCAL_WR(name_, op, f, wc)					\
 	[op] = {							\
 		.name = #name_,						\
-		.flags = (f) | EROCE_WRF_LOCAL | EROCE_WRF_RC |		\
-			 EROCE_WRF_UC | EROCE_WRF_UD,			\
+		.flags = (f) | EROCE_WRF_LOCAL,				\
 		.wc_opcode = wc,					\
 	}
+
+#define ANY_QPT		(EROCE_WRF_RC | EROCE_WRF_UC | EROCE_WRF_UD)
 
 static const struct eroce_wr_info eroce_wr_table[EROCE_WR_OPCODES] = {
 	UD_WR(SEND, EROCE_WRF_UC, SEND,
@@ -221,8 +222,12 @@ static const struct eroce_wr_info eroce_wr_table[EROCE_WR_OPCODES] = {
 	WR(ATOMIC_FETCH_AND_ADD, EROCE_WRF_RDMA | EROCE_WRF_ATOMIC, FETCH_ADD,
 	   FETCH_ADD, FETCH_ADD, FETCH_ADD, FETCH_ADD),
 	LOCAL_WR(LOCAL_INV, IB_UVERBS_WR_LOCAL_INV,
-		 EROCE_WRF_INV | EROCE_WRF_KERNEL, IB_UVERBS_WC_LOCAL_INV),
-	LOCAL_WR(REG_MR, EROCE_WR_REG_MR, EROCE_WRF_KERNEL, EROCE_WC_REG_MR),
+		 EROCE_WRF_INV | ANY_QPT, IB_UVERBS_WC_LOCAL_INV),
+	LOCAL_WR(BIND_MW, IB_UVERBS_WR_BIND_MW,
+		 EROCE_WRF_USER | EROCE_WRF_RC | EROCE_WRF_UC,
+		 IB_UVERBS_WC_BIND_MW),
+	LOCAL_WR(REG_MR, EROCE_WR_REG_MR, EROCE_WRF_KERNEL | ANY_QPT,
+		 EROCE_WC_REG_MR),
 };
 
 const struct eroce_wr_info *eroce_wr_info(u32 opcode)

@@ -194,6 +194,7 @@ enum eroce_wrf {
 	EROCE_WRF_LOCAL		= BIT(7),	/* a local operation: no packet */
 	EROCE_WRF_KERNEL	= BIT(8),	/* kernel QPs only */
 	EROCE_WRF_UC		= BIT(9),	/* posted on UC QPs */
+	EROCE_WRF_USER		= BIT(10),	/* userspace QPs only */
 };
 
 /*
@@ -267,7 +268,7 @@ static inline bool eroce_wr_rd_atomic(const struct eroce_wr_info *wi)
 	return wi->flags & (EROCE_WRF_READ | EROCE_WRF_ATOMIC);
 }
 
-/* a local operation (REG_MR, LOCAL_INV): executed, never sent */
+/* a local operation (REG_MR, LOCAL_INV, BIND_MW): executed, never sent */
 static inline bool eroce_wr_local(const struct eroce_wr_info *wi)
 {
 	return wi->flags & EROCE_WRF_LOCAL;

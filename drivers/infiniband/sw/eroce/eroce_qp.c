@@ -567,13 +567,17 @@ void eroce_qp_flush(struct eroce_qp *qp)
 	eroce_qp_flush_rq(qp);
 }
 
-/* the row of @op if a QP of @type takes it, else NULL */
+/*
+ * The row of @op if a kernel QP of @type takes it, else NULL (BIND_MW:
+ * kernel consumers have no memory windows).
+ */
 static const struct eroce_wr_info *eroce_send_wr_info(enum ib_qp_type type,
 						      enum ib_wr_opcode op)
 {
 	const struct eroce_wr_info *wi = eroce_wr_info(op);
 
-	if (!wi || !(wi->flags & eroce_qp_type_wrf(type)))
+	if (!wi || !(wi->flags & eroce_qp_type_wrf(type)) ||
+	    (wi->flags & EROCE_WRF_USER))
 		return NULL;
 	return wi;
 }

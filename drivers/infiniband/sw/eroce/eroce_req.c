@@ -376,7 +376,8 @@ static int eroce_req_fetch(struct eroce_qp *qp)
 	wi = eroce_wr_info(wqe->opcode);
 	if (!wi || !(wi->flags & eroce_qp_type_wrf(qp->ibqp.qp_type)))
 		return -EINVAL;
-	if (qp->user && (wi->flags & EROCE_WRF_KERNEL))
+	if (qp->user ? (wi->flags & EROCE_WRF_KERNEL) :
+		       (wi->flags & EROCE_WRF_USER))
 		return -EINVAL;
 	if (eroce_wr_local(wi))
 		return wqe->num_sge || (wqe->send_flags & EROCE_SEND_INLINE) ?
@@ -432,7 +433,8 @@ static int eroce_req_copy_payload(struct eroce_qp *qp, struct eroce_swqe *w,
  * Is the entry after req->cur a local operation?  It sends nothing, so
  * the packet before it must ask for the ACK that completes both.  Reads
  * the ring slot itself when the entry is not fetched yet: a hint only (a
- * user ring may change under it; user QPs cannot post local operations).
+ * user ring may change under it, which delays only that user's own
+ * completions).
  */
 static bool eroce_req_local_next(struct eroce_qp *qp)
 {
@@ -1077,7 +1079,8 @@ static int eroce_req_local(struct eroce_qp *qp, struct eroce_swqe *w)
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	const struct eroce_send_wqe *wqe = w->wqe;
 	struct eroce_req *req = &qp->eng.req;
-	bool reg = wqe->opcode == EROCE_WR_REG_MR;
+	enum ib_wc_status status;
+	enum eroce_counter done;
 	int err;
 
 	lockdep_assert_held(&qp->eng.lock);
@@ -1089,20 +1092,32 @@ static int eroce_req_local(struct eroce_qp *qp, struct eroce_swqe *w)
 	if (eroce_req_local_blocked(qp, w))
 		return -EAGAIN;
 
-	if (reg)
+	switch (wqe->opcode) {
+	case EROCE_WR_REG_MR:
 		err = eroce_mr_fast_reg(&edev->res, qp->ibqp.pd, wqe);
-	else
-		err = eroce_mr_invalidate(&edev->res, qp->ibqp.pd, wqe->ex);
+		status = eroce_req_errno_status(err);
+		done = EROCE_CNT_FAST_REGS;
+		break;
+	case IB_UVERBS_WR_BIND_MW:
+		err = eroce_mw_bind(&edev->res, qp, wqe);
+		status = IB_WC_MW_BIND_ERR;
+		done = EROCE_CNT_MW_BINDS;
+		break;
+	default:	/* LOCAL_INV */
+		err = eroce_key_invalidate(&edev->res, qp, wqe->ex, false);
+		status = eroce_req_errno_status(err);
+		done = EROCE_CNT_LOCAL_INVALIDATIONS;
+		break;
+	}
 	if (err) {
 		if (qp->sq.consumer != req->cur)
 			return -EAGAIN;	/* no effect: again when it is due */
 		eroce_stat_inc(edev, EROCE_CNT_LOCAL_OP_ERRORS);
-		eroce_req_complete_tail(qp, eroce_req_errno_status(err));
+		eroce_req_complete_tail(qp, status);
 		eroce_qp_fatal(qp, 0);
 		return -EIO;
 	}
-	eroce_stat_inc(edev, reg ? EROCE_CNT_FAST_REGS :
-				   EROCE_CNT_LOCAL_INVALIDATIONS);
+	eroce_stat_inc(edev, done);
 
 	w->first_psn = req->psn;
 	w->last_psn = eroce_psn_add(req->psn, EROCE_PSN_MASK);	/* psn - 1 */

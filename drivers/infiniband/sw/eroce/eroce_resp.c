@@ -336,37 +336,24 @@ static void eroce_resp_complete_rwqe(struct eroce_qp *qp,
 }
 
 /*
- * Check (@buf NULL) or copy a range of the MR @rkey names, looked up for
- * this packet alone: the reference lasts as long as the copy, so
- * deregistration never waits on a message the peer is slow to finish.
- * Return: 0, or -EACCES when the QP's or the MR's rights, the key, its PD
- * or the range do not allow it.
+ * Check (@buf NULL) or copy a range of the MR or memory window @rkey
+ * names, looked up for this packet alone (eroce_rkey_access()).
+ * Return: 0, or -EACCES when the QP's or the key's rights, the key, its
+ * PD or the range do not allow it.
  */
 static int eroce_resp_mr_access(struct eroce_qp *qp, u32 rkey, u64 va,
 				void *buf, u64 len, int access)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
-	struct eroce_mr *mr;
-	int err;
 
 	if (!(READ_ONCE(qp->attrs.access_flags) & access))
 		return -EACCES;
-	mr = eroce_mr_get(&edev->res, rkey);
-	if (!mr)
+	if (eroce_rkey_access(&edev->res, qp, rkey, access, va, buf, len))
 		return -EACCES;
-	err = eroce_mr_access(mr, rkey, qp->ibqp.pd, access, va, buf, len,
-			      access == IB_ACCESS_REMOTE_WRITE);
-	eroce_mr_put(mr);
-	return err ? -EACCES : 0;
+	return 0;
 }
 
-static int eroce_resp_mr_copy(struct eroce_qp *qp, u32 rkey, u64 va,
-			      void *buf, u32 len, int access)
-{
-	return eroce_resp_mr_access(qp, rkey, va, buf, len, access);
-}
-
-/* may the MR @rkey names take the whole message?  Checked at its start */
+/* may the MR or window @rkey names take the whole message?  Checked at its start */
 static bool eroce_resp_mr_ok(struct eroce_qp *qp, u32 rkey, u64 va, u64 len,
 			     int access)
 {
@@ -436,9 +423,10 @@ struct eroce_resp_ops {
 };
 
 /*
- * SEND with Invalidate: the fast-registration MR of this QP's PD that the
- * IETH names becomes FREE before the receive completes.  A key that names
- * no such MR fails the request (IBA 9.9.3, class J): NAK, QP to error.
+ * SEND with Invalidate: the fast-registration MR of this QP's PD, or the
+ * type 2 window bound to this QP, that the IETH names is invalidated
+ * before the receive completes.  A key that names neither fails the
+ * request (IBA 9.9.3, class J): NAK, QP to error.
  */
 static int eroce_resp_invalidate(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
@@ -446,7 +434,7 @@ static int eroce_resp_invalidate(struct eroce_qp *qp, struct eroce_rx *pkt)
 					     EROCE_HDR_IETH));
 	int err;
 
-	err = eroce_mr_invalidate(&pkt->edev->res, qp->ibqp.pd, rkey);
+	err = eroce_key_invalidate(&pkt->edev->res, qp, rkey, true);
 	if (err) {
 		eroce_stat_inc(pkt->edev, EROCE_CNT_REMOTE_INV_ERRORS);
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
@@ -534,9 +522,9 @@ static u32 eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return 0;
 	}
 	if (pkt->paylen) {
-		err = eroce_resp_mr_copy(qp, resp->wr_rkey, resp->wr_va,
-					 pkt->payload, pkt->paylen,
-					 IB_ACCESS_REMOTE_WRITE);
+		err = eroce_resp_mr_access(qp, resp->wr_rkey, resp->wr_va,
+					   pkt->payload, pkt->paylen,
+					   IB_ACCESS_REMOTE_WRITE);
 		if (err) {
 			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_ACCESS_ERR,
 					 IB_WC_REM_ACCESS_ERR);
@@ -689,7 +677,6 @@ static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 	struct eroce_atomic_res *res;
 	u32 rkey = eroce_atmeth_rkey(atm);
 	u64 va = eroce_atmeth_va(atm);
-	struct eroce_mr *mr;
 	u64 orig;
 	int err;
 
@@ -697,14 +684,10 @@ static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return -EINVAL;
 	if (!(READ_ONCE(qp->attrs.access_flags) & IB_ACCESS_REMOTE_ATOMIC))
 		return -EACCES;
-	mr = eroce_mr_get(&pkt->edev->res, rkey);
-	if (!mr)
-		return -EACCES;
-	err = eroce_mr_atomic(mr, rkey, qp->ibqp.pd, va,
-			      pkt->opcode == EROCE_OP_RC_CMP_SWAP,
-			      eroce_atmeth_compare(atm),
-			      eroce_atmeth_swap_add(atm), &orig);
-	eroce_mr_put(mr);
+	err = eroce_rkey_atomic(&pkt->edev->res, qp, rkey, va,
+				pkt->opcode == EROCE_OP_RC_CMP_SWAP,
+				eroce_atmeth_compare(atm),
+				eroce_atmeth_swap_add(atm), &orig);
 	if (err)
 		return -EACCES;
 
@@ -1126,9 +1109,9 @@ static int eroce_resp_send_read_pkt(struct eroce_qp *qp,
 					  EROCE_HDR_AETH),
 				eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
 				rsp->msn);
-	if (paylen && eroce_resp_mr_copy(qp, rsp->rkey, rsp->va + off,
-					 eroce_pkt_payload(skb), paylen,
-					 IB_ACCESS_REMOTE_READ)) {
+	if (paylen && eroce_resp_mr_access(qp, rsp->rkey, rsp->va + off,
+					   eroce_pkt_payload(skb), paylen,
+					   IB_ACCESS_REMOTE_READ)) {
 		kfree_skb(skb);
 		return -EACCES;
 	}

@@ -31,6 +31,8 @@ const struct ib_device_ops eroce_verbs_ops = {
 	.reg_user_mr = eroce_reg_user_mr,
 	.rereg_user_mr = eroce_rereg_user_mr,
 	.dereg_mr = eroce_dereg_mr,
+	.alloc_mw = eroce_alloc_mw,
+	.dealloc_mw = eroce_dealloc_mw,
 
 	.create_cq = eroce_create_cq,
 	.destroy_cq = eroce_destroy_cq,
@@ -56,6 +58,7 @@ const struct ib_device_ops eroce_verbs_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, eroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, eroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, eroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, eroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, eroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, eroce_srq, ibsrq),
@@ -65,14 +68,15 @@ const struct ib_device_ops eroce_verbs_ops = {
 /*
  * xa_init_flags() is an inline with one spin_lock_init() in it, so every
  * xarray set up from this file would share one lockdep class.  The tables
- * are locked in different contexts (ah_xa with interrupts off under an
- * engine's lock, qp_xa and mr_xa only from process context with softirqs
- * on), and one class would make lockdep see an inversion between them that
+ * are locked in different contexts (ah_xa and mw_xa with interrupts off
+ * under an engine's lock, qp_xa and mr_xa only from process context with
+ * softirqs on), and one class would make lockdep see an inversion between them that
  * no two real locks have.
  */
 static struct lock_class_key eroce_qp_xa_key;
 static struct lock_class_key eroce_mr_xa_key;
 static struct lock_class_key eroce_ah_xa_key;
+static struct lock_class_key eroce_mw_xa_key;
 
 void eroce_res_init(struct eroce_res *res)
 {
@@ -82,6 +86,7 @@ void eroce_res_init(struct eroce_res *res)
 	atomic_set(&res->num_srq, 0);
 	atomic_set(&res->num_qp, 0);
 	atomic_set(&res->num_mr, 0);
+	atomic_set(&res->num_mw, 0);
 
 	xa_init_flags(&res->qp_xa, XA_FLAGS_ALLOC);
 	lockdep_set_class(&res->qp_xa.xa_lock, &eroce_qp_xa_key);
@@ -89,6 +94,9 @@ void eroce_res_init(struct eroce_res *res)
 	xa_init_flags(&res->mr_xa, XA_FLAGS_ALLOC1);
 	lockdep_set_class(&res->mr_xa.xa_lock, &eroce_mr_xa_key);
 	res->next_mr = 1;
+	xa_init_flags(&res->mw_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	lockdep_set_class(&res->mw_xa.xa_lock, &eroce_mw_xa_key);
+	res->next_mw = EROCE_MW_INDEX_MIN;
 	xa_init_flags(&res->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	lockdep_set_class(&res->ah_xa.xa_lock, &eroce_ah_xa_key);
 	res->next_ah = 1;
@@ -99,13 +107,16 @@ void eroce_res_fini(struct eroce_res *res)
 {
 	WARN_ON(!xa_empty(&res->qp_xa));
 	WARN_ON(!xa_empty(&res->mr_xa));
+	WARN_ON(!xa_empty(&res->mw_xa));
 	WARN_ON(!xa_empty(&res->ah_xa));
 	WARN_ON(atomic_read(&res->num_pd) || atomic_read(&res->num_ah) ||
 		atomic_read(&res->num_cq) || atomic_read(&res->num_srq) ||
-		atomic_read(&res->num_qp) || atomic_read(&res->num_mr));
+		atomic_read(&res->num_qp) || atomic_read(&res->num_mr) ||
+		atomic_read(&res->num_mw));
 
 	xa_destroy(&res->qp_xa);
 	xa_destroy(&res->mr_xa);
+	xa_destroy(&res->mw_xa);
 	xa_destroy(&res->ah_xa);
 }
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * eroce: verbs objects (ucontext, PD, AH, MR, CQ, SRQ, QP).
+ * eroce: verbs objects (ucontext, PD, AH, MR, MW, CQ, SRQ, QP).
  *
  * Lifetime: ib_core allocates and frees every object but the MR; the
- * objects the engines look up by number (QP by QPN, MR by key, AH by
- * number) sit in an xarray of struct eroce_res and carry a struct eroce_obj:
- * a kref whose last put completes a completion.  A lookup takes a reference
+ * objects the engines look up by number (QP by QPN, MR and MW by key, AH
+ * by number) sit in an xarray of struct eroce_res and carry a struct
+ * eroce_obj: a kref whose last put completes a completion.  A lookup takes a reference
  * with kref_get_unless_zero(); destroy removes the object from its xarray,
  * drops the initial reference and waits for the completion, so no engine
  * still uses the object when ib_core frees it.  CQs and SRQs are reached
@@ -36,8 +36,15 @@
 #define EROCE_LAST_QPN		(IB_MULTICAST_QPN - 1)
 #define EROCE_GSI_QPN		1
 
-/* MR keys are (index << 8) | key byte */
-#define EROCE_MR_INDEX_MAX	0xffffff
+/*
+ * Memory keys are (index << 8) | key byte.  MRs and memory windows number
+ * apart: an MR index has bit 23 clear, a window's has it set, so bit 31
+ * of a key says which table it names.
+ */
+#define EROCE_MR_INDEX_MAX	0x7fffff
+#define EROCE_MW_INDEX_MIN	0x800000
+#define EROCE_MW_INDEX_MAX	0xffffff
+#define EROCE_KEY_MW		BIT(31)
 #define EROCE_AH_NUM_MAX	0xffffff
 
 /* the verbs objects of one device */
@@ -48,6 +55,7 @@ struct eroce_res {
 	atomic_t num_srq;
 	atomic_t num_qp;
 	atomic_t num_mr;
+	atomic_t num_mw;
 
 	/*
 	 * QPN -> struct eroce_qp (NULL while the QP is unpublished, i.e.
@@ -60,6 +68,14 @@ struct eroce_res {
 	/* MR index -> struct eroce_mr; RCU lookups (MRs are kfree_rcu'd) */
 	struct xarray mr_xa;
 	u32 next_mr;
+
+	/*
+	 * MW index -> struct eroce_mw; lookups and writers take the xa_lock
+	 * with interrupts off (ib_core frees windows without an RCU grace
+	 * period, and the engines look them up in softirq context).
+	 */
+	struct xarray mw_xa;
+	u32 next_mw;
 
 	/*
 	 * AH number -> struct eroce_ah; lookups and writers take the
@@ -159,6 +175,40 @@ struct eroce_mr {
 	unsigned long npages;
 	unsigned int page_offset;
 	struct eroce_mr_fast fast;	/* EROCE_MR_FAST */
+
+	/*
+	 * Memory windows bound to a user MR: while there are, the MR cannot
+	 * be deregistered, so a window's pointer to it stays good.  mw_lock
+	 * (irq safe, inside a window's lock) guards num_mw and unbindable,
+	 * which deregistration sets once it has seen no window bound.
+	 */
+	spinlock_t mw_lock;
+	unsigned int num_mw;
+	bool unbindable;
+};
+
+/*
+ * A memory window: a range of a user MR, with remote rights of its own,
+ * that the consumer binds and invalidates through its send queue.  Type 1
+ * serves every QP of its PD, type 2 (2B) only the QP that bound it.  The
+ * lock (irq safe, taken inside an engine's lock) guards the binding; a
+ * remote access checks it and copies under it, so a bind or invalidation
+ * is either before or after a packet's copy, never during.
+ */
+struct eroce_mw {
+	struct ib_mw ibmw;		/* first: ib_core allocates it */
+	struct eroce_obj obj;
+	u32 index;
+
+	spinlock_t lock;		/* guards the binding below */
+	bool valid;			/* bound, and not invalidated */
+	u32 key;			/* the rkey the engines match */
+	struct eroce_mr *mr;		/* bound to; counted in mr->num_mw */
+	u64 addr;			/* first byte as a peer names it */
+	u64 mr_iova;			/* the same byte in mr */
+	u64 length;
+	int access;			/* IB_ACCESS_REMOTE_* */
+	u32 qpn;			/* type 2: the QP it serves */
 };
 
 struct eroce_cq {
@@ -242,6 +292,17 @@ static inline struct eroce_mr *to_eroce_mr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct eroce_mr, ibmr);
 }
 
+static inline struct eroce_mw *to_eroce_mw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct eroce_mw, ibmw);
+}
+
+/* does @key name a memory window (else an MR)? */
+static inline bool eroce_key_is_mw(u32 key)
+{
+	return key & EROCE_KEY_MW;
+}
+
 static inline struct eroce_cq *to_eroce_cq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct eroce_cq, ibcq);
@@ -323,8 +384,20 @@ int eroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int eroce_mr_fast_reg(struct eroce_res *res, struct ib_pd *pd,
 		      const struct eroce_send_wqe *wqe);
 int eroce_mr_invalidate(struct eroce_res *res, struct ib_pd *pd, u32 key);
+bool eroce_mr_window_get(struct eroce_mr *mr);
+void eroce_mr_window_put(struct eroce_mr *mr);
 struct eroce_mr *eroce_mr_get(struct eroce_res *res, u32 key);
 void eroce_mr_put(struct eroce_mr *mr);
+
+/* eroce_mw.c */
+int eroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int eroce_dealloc_mw(struct ib_mw *ibmw);
+int eroce_mw_bind(struct eroce_res *res, struct eroce_qp *qp,
+		  const struct eroce_send_wqe *wqe);
+int eroce_key_invalidate(struct eroce_res *res, struct eroce_qp *qp,
+			 u32 key, bool remote);
+struct eroce_mw *eroce_mw_get(struct eroce_res *res, u32 key);
+void eroce_mw_put(struct eroce_mw *mw);
 
 /* eroce_cq.c */
 int eroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
