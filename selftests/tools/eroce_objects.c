@@ -251,8 +251,10 @@ static int test_pd(void)
 
 static int test_mr(void)
 {
+	enum { NUM_KEYS = 16 };
 	const size_t len = 3 * 4096 + 100;
-	struct ibv_mr *mr;
+	struct ibv_mr *mr, *mrs[NUM_KEYS];
+	int i, adjacent = 0;
 	char *buf;
 
 	buf = malloc(len);
@@ -271,6 +273,28 @@ static int test_mr(void)
 	mr = ibv_reg_mr(t.pd, buf, len, 0);
 	CHECK(mr);
 	CHECK_RET(ibv_dereg_mr(mr), 0);
+
+	/*
+	 * Keys a peer cannot guess from those it has seen: MRs registered
+	 * one after the other get unrelated indexes (key >> 8), where a
+	 * counter would give consecutive ones.
+	 */
+	for (i = 0; i < NUM_KEYS; i++) {
+		mrs[i] = ibv_reg_mr(t.pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+		CHECK(mrs[i]);
+	}
+	for (i = 1; i < NUM_KEYS; i++) {
+		uint32_t prev = mrs[i - 1]->rkey >> 8, cur = mrs[i]->rkey >> 8;
+
+		if (cur == prev + 1 || cur + 1 == prev)
+			adjacent++;
+	}
+	diag("%d MRs: index %#x, %#x, %#x, ...; %d adjacent to the one before",
+	     NUM_KEYS, mrs[0]->rkey >> 8, mrs[1]->rkey >> 8, mrs[2]->rkey >> 8,
+	     adjacent);
+	for (i = 0; i < NUM_KEYS; i++)
+		CHECK_RET(ibv_dereg_mr(mrs[i]), 0);
+	CHECK(adjacent <= 2);
 
 	/* remote write needs local write */
 	CHECK_NULL(ibv_reg_mr(t.pd, buf, len, IBV_ACCESS_REMOTE_WRITE), EINVAL);

@@ -83,10 +83,9 @@ static int eroce_mr_publish(struct eroce_res *res, struct eroce_mr *mr)
 	int err;
 
 	/* reserve the index first: the keys must be set before lookups */
-	err = xa_alloc_cyclic(&res->mr_xa, &mr->index, NULL,
-			      XA_LIMIT(1, EROCE_MR_INDEX_MAX), &res->next_mr,
-			      GFP_KERNEL);
-	if (err < 0)
+	err = eroce_res_alloc_index(&res->mr_xa, &mr->index, 1,
+				    EROCE_MR_INDEX_MAX, false);
+	if (err)
 		return err;
 
 	key = (mr->index << 8) | get_random_u8();

@@ -38,11 +38,10 @@ int eroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	eroce_obj_init(&mw->obj);
 
 	/* reserve the index first: the key must be set before lookups */
-	err = xa_alloc_cyclic_irq(&res->mw_xa, &mw->index, NULL,
-				  XA_LIMIT(EROCE_MW_INDEX_MIN,
-					   EROCE_MW_INDEX_MAX),
-				  &res->next_mw, GFP_KERNEL);
-	if (err < 0)
+	err = eroce_res_alloc_index(&res->mw_xa, &mw->index,
+				    EROCE_MW_INDEX_MIN, EROCE_MW_INDEX_MAX,
+				    true);
+	if (err)
 		goto err_uncount;
 
 	mw->key = (mw->index << 8) | get_random_u8();

@@ -8,6 +8,8 @@
  * unless told it may not.  No locks of its own: the xarrays lock
  * themselves, the object counters are atomics.
  */
+#include <linux/random.h>
+
 #include "eroce.h"
 
 const struct ib_device_ops eroce_verbs_ops = {
@@ -93,10 +95,8 @@ void eroce_res_init(struct eroce_res *res)
 	res->next_qpn = EROCE_FIRST_QPN;
 	xa_init_flags(&res->mr_xa, XA_FLAGS_ALLOC1);
 	lockdep_set_class(&res->mr_xa.xa_lock, &eroce_mr_xa_key);
-	res->next_mr = 1;
 	xa_init_flags(&res->mw_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	lockdep_set_class(&res->mw_xa.xa_lock, &eroce_mw_xa_key);
-	res->next_mw = EROCE_MW_INDEX_MIN;
 	xa_init_flags(&res->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	lockdep_set_class(&res->ah_xa.xa_lock, &eroce_ah_xa_key);
 	res->next_ah = 1;
@@ -118,6 +118,39 @@ void eroce_res_fini(struct eroce_res *res)
 	xa_destroy(&res->mr_xa);
 	xa_destroy(&res->mw_xa);
 	xa_destroy(&res->ah_xa);
+}
+
+/**
+ * eroce_res_alloc_index() - reserve a random free index for a memory key
+ * @xa: the MR or MW table
+ * @index: the index reserved
+ * @min: the lowest index of @xa's objects
+ * @max: the highest
+ * @irq: @xa takes its lock with interrupts off (XA_FLAGS_LOCK_IRQ)
+ *
+ * Reserves (a NULL entry: the caller stores the object once its key is
+ * set) the first free index at or after a random one in [min, max],
+ * wrapping around.  A key is index << 8 | a random byte, so a host that
+ * has seen some keys cannot guess the others, nor the next one, from
+ * them.
+ * Context: process context.
+ * Return: 0; -EBUSY when [min, max] is full; -ENOMEM.
+ */
+int eroce_res_alloc_index(struct xarray *xa, u32 *index, u32 min, u32 max,
+			  bool irq)
+{
+	u32 start = get_random_u32_inclusive(min, max);
+	struct xa_limit above = XA_LIMIT(start, max);
+	int err;
+
+	err = irq ? xa_alloc_irq(xa, index, NULL, above, GFP_KERNEL) :
+		    xa_alloc(xa, index, NULL, above, GFP_KERNEL);
+	if (err != -EBUSY || start == min)
+		return err;
+
+	above = XA_LIMIT(min, start - 1);
+	return irq ? xa_alloc_irq(xa, index, NULL, above, GFP_KERNEL) :
+		     xa_alloc(xa, index, NULL, above, GFP_KERNEL);
 }
 
 /* count one more object against a device limit */

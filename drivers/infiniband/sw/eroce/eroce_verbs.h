@@ -65,9 +65,11 @@ struct eroce_res {
 	struct xarray qp_xa;
 	u32 next_qpn;
 
-	/* MR index -> struct eroce_mr; RCU lookups (MRs are kfree_rcu'd) */
+	/*
+	 * MR index -> struct eroce_mr; RCU lookups (MRs are kfree_rcu'd).
+	 * Indexes are random (eroce_res_alloc_index()), as in mw_xa.
+	 */
 	struct xarray mr_xa;
-	u32 next_mr;
 
 	/*
 	 * MW index -> struct eroce_mw; lookups and writers take the xa_lock
@@ -75,7 +77,6 @@ struct eroce_res {
 	 * period, and the engines look them up in softirq context).
 	 */
 	struct xarray mw_xa;
-	u32 next_mw;
 
 	/*
 	 * AH number -> struct eroce_ah; lookups and writers take the
@@ -341,6 +342,8 @@ static inline bool eroce_qp_connected(const struct eroce_qp *qp)
 extern const struct ib_device_ops eroce_verbs_ops;
 void eroce_res_init(struct eroce_res *res);
 void eroce_res_fini(struct eroce_res *res);
+int eroce_res_alloc_index(struct xarray *xa, u32 *index, u32 min, u32 max,
+			  bool irq);
 int eroce_res_count_get(atomic_t *count, int max);
 void eroce_obj_init(struct eroce_obj *obj);
 bool eroce_obj_get(struct eroce_obj *obj);
