@@ -33,7 +33,8 @@ enum {
 			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
 			    IBV_QP_EX_WITH_LOCAL_INV |
 			    IBV_QP_EX_WITH_BIND_MW |
-			    IBV_QP_EX_WITH_SEND_WITH_INV,
+			    IBV_QP_EX_WITH_SEND_WITH_INV |
+			    IBV_QP_EX_WITH_ATOMIC_WRITE,
 	EROCE_UC_SEND_OPS = IBV_QP_EX_WITH_RDMA_WRITE |
 			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 			    IBV_QP_EX_WITH_SEND |
@@ -61,25 +62,31 @@ static uint64_t eroce_send_ops(enum ibv_qp_type type)
 	}
 }
 
-/* IBV_WR_* and IBV_QP_EX_WITH_* follow the same order */
+/* the IBV_QP_EX_WITH_* bit of @op, 0 for TSO and the unknown ones */
+static uint64_t eroce_opcode_bit(enum ibv_wr_opcode op)
+{
+	if (op == IBV_WR_ATOMIC_WRITE)
+		return IBV_QP_EX_WITH_ATOMIC_WRITE;
+	/* up to SEND_WITH_INV, IBV_WR_* and the bits follow one order */
+	if ((unsigned int)op > IBV_WR_SEND_WITH_INV)
+		return 0;
+	return 1ULL << op;
+}
+
 static bool eroce_opcode_ok(struct eroce_qp *qp, enum ibv_wr_opcode op)
 {
-	if ((unsigned int)op > IBV_WR_SEND_WITH_INV)
-		return false;
-	return eroce_send_ops(qp->vqp.qp.qp_type) & (1ULL << op);
+	return eroce_send_ops(qp->vqp.qp.qp_type) & eroce_opcode_bit(op);
 }
 
 /*
  * A work request opcode of the verbs that eroce does not have on any QP
- * type (TSO, ATOMIC_WRITE): EOPNOTSUPP, where one the QP type does not
- * take is EINVAL.
+ * type (TSO): EOPNOTSUPP, where one the QP type does not take is EINVAL.
  */
 static bool eroce_opcode_unsupported(enum ibv_wr_opcode op)
 {
-	if ((unsigned int)op > IBV_WR_TSO &&
-	    (unsigned int)op != IBV_WR_ATOMIC_WRITE)
+	if ((unsigned int)op > IBV_WR_TSO)
 		return false;
-	return !(eroce_send_ops(IBV_QPT_RC) & (1ULL << op));
+	return !(eroce_send_ops(IBV_QPT_RC) & eroce_opcode_bit(op));
 }
 
 static size_t sq_room(struct eroce_qp *qp)
@@ -155,6 +162,11 @@ static int eroce_check_send_wr(struct eroce_qp *qp,
 					&wr->bind_mw.bind_info, mw_type);
 	if (eroce_opcode_local(wr->opcode))
 		return 0;
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE)
+		/* the 8 bytes to store: one SGE, read at once */
+		return wr->num_sge == 1 && wr->sg_list[0].length == 8 &&
+		       !(wr->send_flags & IBV_SEND_INLINE) &&
+		       !(wr->wr.rdma.remote_addr & 7) ? 0 : EINVAL;
 	if (wr->num_sge < 0)
 		return EINVAL;
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
@@ -234,7 +246,13 @@ static void eroce_write_send_wr(struct eroce_qp *qp,
 	case IBV_WR_BIND_MW:
 		eroce_write_bind(wqe, wr->bind_mw.mw, wr->bind_mw.rkey,
 				 &wr->bind_mw.bind_info);
-		break;
+		return;
+	case IBV_WR_ATOMIC_WRITE:
+		wqe->wr.atomic_write.remote_addr = wr->wr.rdma.remote_addr;
+		wqe->wr.atomic_write.rkey = wr->wr.rdma.rkey;
+		memcpy(wqe->wr.atomic_write.value,
+		       (const void *)(uintptr_t)wr->sg_list[0].addr, 8);
+		return;
 	default:
 		break;
 	}
@@ -514,6 +532,23 @@ static void wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
 	eroce_write_bind(wqe, mw, rkey, bind);
 }
 
+static void wr_atomic_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			    uint64_t remote_addr, const void *atomic_wr)
+{
+	struct eroce_qp *qp = qp_ex_to_eqp(ibqp);
+	struct eroce_send_wqe *wqe = wr_begin(ibqp, IBV_WR_ATOMIC_WRITE);
+
+	if (!wqe)
+		return;
+	if (remote_addr & 7) {
+		qp->wr_err = EINVAL;
+		return;
+	}
+	wqe->wr.atomic_write.remote_addr = remote_addr;
+	wqe->wr.atomic_write.rkey = rkey;
+	memcpy(wqe->wr.atomic_write.value, atomic_wr, 8);
+}
+
 static void wr_rdma(struct ibv_qp_ex *ibqp, enum ibv_wr_opcode op,
 		    uint32_t rkey, uint64_t remote_addr, __be32 imm)
 {
@@ -594,6 +629,7 @@ static bool wr_data_ok(struct eroce_qp *qp, bool inl)
 	switch (qp->cur_wqe->opcode) {
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_BIND_MW:
+	case IBV_WR_ATOMIC_WRITE:	/* its 8 bytes came with it */
 		qp->wr_err = EINVAL;	/* no data */
 		return false;
 	case IBV_WR_RDMA_READ:
@@ -728,6 +764,8 @@ static void eroce_qp_set_ex_ops(struct eroce_qp *qp, uint64_t ops)
 		ex->wr_local_inv = wr_local_inv;
 	if (ops & IBV_QP_EX_WITH_BIND_MW)
 		ex->wr_bind_mw = wr_bind_mw;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		ex->wr_atomic_write = wr_atomic_write;
 
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD)
 		ex->wr_set_ud_addr = wr_set_ud_addr;

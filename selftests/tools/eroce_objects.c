@@ -905,9 +905,9 @@ static int test_unsupported(void)
 		CHECK_RET(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN),
 			  0);
 		CHECK_RET(ibv_post_send(qp, &wr, &bad), EOPNOTSUPP);
-		wr.opcode = IBV_WR_ATOMIC_WRITE;
-		CHECK_RET(ibv_post_send(qp, &wr, &bad), EOPNOTSUPP);
 		wr.opcode = IBV_WR_RDMA_WRITE;
+		CHECK_RET(ibv_post_send(qp, &wr, &bad), EINVAL);
+		wr.opcode = IBV_WR_ATOMIC_WRITE;	/* RC only */
 		CHECK_RET(ibv_post_send(qp, &wr, &bad), EINVAL);
 		/* windows are bound and invalidated on RC and UC QPs */
 		wr.opcode = IBV_WR_BIND_MW;

@@ -12,7 +12,7 @@
 static const u8 valid_ops[] = {
 	0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
 	0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x16,
-	0x17,
+	0x17, 0x1d,
 	0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2a,
 	0x2b,
 	0x64, 0x65, 0x81,
@@ -161,6 +161,8 @@ static unsigned int resp_kind_of(u32 flags)
 		return EROCE_RESP_READ;
 	if (flags & EROCE_OPF_ATOMIC)
 		return EROCE_RESP_ATOMIC;
+	if (flags & EROCE_OPF_ATOMIC_WRITE)
+		return EROCE_RESP_ATOMIC_WRITE;
 	return EROCE_RESP_KINDS;
 }
 
@@ -186,7 +188,8 @@ static unsigned int comp_kind_of(u32 flags)
 static void test_role_kinds(void)
 {
 	static const u32 roles = EROCE_OPF_SEND | EROCE_OPF_WRITE |
-				 EROCE_OPF_READ | EROCE_OPF_ATOMIC;
+				 EROCE_OPF_READ | EROCE_OPF_ATOMIC |
+				 EROCE_OPF_ATOMIC_WRITE;
 	unsigned int resp_used = 0, comp_used = 0;
 	unsigned int op;
 
@@ -239,6 +242,10 @@ static void test_role_kinds(void)
 			break;
 		case EROCE_RESP_ATOMIC:
 			CHECK(f & EROCE_OPF_ATMETH);
+			CHECK((f & EROCE_OPF_ONLY) == EROCE_OPF_ONLY);
+			break;
+		case EROCE_RESP_ATOMIC_WRITE:
+			CHECK(f & EROCE_OPF_RETH && f & EROCE_OPF_PAYLOAD);
 			CHECK((f & EROCE_OPF_ONLY) == EROCE_OPF_ONLY);
 			break;
 		}
@@ -422,7 +429,14 @@ static void test_wr_table(void)
 			      !!(u->flags & EROCE_OPF_IMMDT));
 		}
 	}
-	CHECK(accepted == 11 && locals == 3 && uc == 4);
+	CHECK(accepted == 12 && locals == 3 && uc == 4);
+	/* ATOMIC WRITE: one packet, for user RC QPs (Linux 6.1 lacks it) */
+	CHECK(eroce_wr_info(EROCE_WR_ATOMIC_WRITE)->flags & EROCE_WRF_USER);
+	CHECK((eroce_wr_info(EROCE_WR_ATOMIC_WRITE)->flags & qp_types) ==
+	      EROCE_WRF_RC);
+	CHECK(eroce_wr_rd_atomic(eroce_wr_info(EROCE_WR_ATOMIC_WRITE)));
+	CHECK(eroce_wr_info(EROCE_WR_ATOMIC_WRITE)->wc_opcode ==
+	      EROCE_WC_ATOMIC_WRITE);
 	CHECK(eroce_qp_type_wrf(IB_UVERBS_QPT_UC) == EROCE_WRF_UC &&
 	      eroce_qp_type_opf(IB_UVERBS_QPT_UC) == EROCE_OPF_UC &&
 	      eroce_qp_type_wrf(IB_UVERBS_QPT_UD) == EROCE_WRF_UD &&

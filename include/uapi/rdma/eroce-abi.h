@@ -138,6 +138,17 @@ struct eroce_send_wqe {
 			__u32 rkey;
 			__u32 reserved;
 		} atomic;
+		/*
+		 * ATOMIC_WRITE (IBV_WR_ATOMIC_WRITE, RC): remote_addr and
+		 * rkey where rdma has them; value is the 8 bytes to store,
+		 * as they are in memory (num_sge 0, no EROCE_SEND_INLINE)
+		 */
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+			__u8 value[8];
+		} atomic_write;
 		struct {
 			__u32 ah_num;
 			__u32 remote_qpn;

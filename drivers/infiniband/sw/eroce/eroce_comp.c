@@ -211,11 +211,17 @@ static struct eroce_swqe *eroce_comp_rd_atomic_entry(struct eroce_qp *qp,
 	return w;
 }
 
+/* an ATOMIC WRITE, which a read response without data answers */
+static bool eroce_comp_is_atomic_write(const struct eroce_swqe *w)
+{
+	return eroce_wr_info(w->wqe->opcode)->flags & EROCE_WRF_ATOMIC_WRITE;
+}
+
 /*
- * The outstanding read holding @psn, searched from the oldest entry.  Sends
- * and writes before it are implicitly acknowledged and complete; reads
- * before it whose responses are incomplete lost them (the responder
- * answers in order) and are asked for again, once.
+ * The outstanding read (or ATOMIC WRITE) holding @psn, searched from the
+ * oldest entry.  Sends and writes before it are implicitly acknowledged
+ * and complete; reads before it whose responses are incomplete lost them
+ * (the responder answers in order) and are asked for again, once.
  */
 static struct eroce_swqe *eroce_comp_read_entry(struct eroce_qp *qp, u32 psn)
 {
@@ -236,8 +242,8 @@ static struct eroce_swqe *eroce_comp_read_entry(struct eroce_qp *qp, u32 psn)
 		if (!w->psn_valid || eroce_psn_before(psn, w->first_psn))
 			return NULL;
 		if (!eroce_psn_after(psn, w->last_psn))
-			return w->wqe->opcode == IB_UVERBS_WR_RDMA_READ ? w :
-									  NULL;
+			return w->wqe->opcode == IB_UVERBS_WR_RDMA_READ ||
+			       eroce_comp_is_atomic_write(w) ? w : NULL;
 		if (w->wqe->opcode == IB_UVERBS_WR_RDMA_READ && !w->done &&
 		    !w->rerequested) {
 			w->rerequested = true;
@@ -277,6 +283,37 @@ static void eroce_comp_retire(struct eroce_qp *qp)
 	eroce_comp_update_una(qp);
 }
 
+/* a response that does not fit the request: it fails, and the QP */
+static void eroce_comp_bad_resp(struct eroce_qp *qp, struct eroce_swqe *w)
+{
+	while (eroce_comp_swqe(qp, qp->sq.consumer) != w)
+		eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
+	eroce_req_complete_tail(qp, IB_WC_BAD_RESP_ERR);
+	eroce_qp_fatal(qp, 0);
+}
+
+/*
+ * The answer to the ATOMIC WRITE @w: a READ RESPONSE ONLY without data at
+ * its PSN (IBA 1.5), as rdma_rxe sends it.
+ */
+static int eroce_comp_atomic_write_resp(struct eroce_qp *qp,
+					struct eroce_rx *pkt,
+					struct eroce_swqe *w)
+{
+	if (w->done)
+		return -EALREADY;		/* a duplicate response */
+	if (pkt->opcode != EROCE_OP_RC_READ_RESPONSE_ONLY || pkt->paylen) {
+		eroce_comp_bad_resp(qp, w);
+		return 0;
+	}
+	eroce_req_answered(qp);
+	w->resp_psn = eroce_psn_add(w->last_psn, 1);
+	w->rerequested = false;
+	w->done = true;
+	eroce_comp_retire(qp);
+	return 0;
+}
+
 /*
  * Read responses may arrive out of order (several CPUs feed the path):
  * every packet carries its own offset, so data is placed as it comes, and
@@ -297,6 +334,8 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 	w = eroce_comp_read_entry(qp, pkt->psn);
 	if (!w)
 		return -EINVAL;
+	if (eroce_comp_is_atomic_write(w))
+		return eroce_comp_atomic_write_resp(qp, pkt, w);
 
 	d = eroce_psn_diff(pkt->psn, w->resp_psn);
 	if (w->done || d < 0 || (d > 0 && (w->ooo & BIT_ULL(d - 1))))
@@ -316,10 +355,7 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 	    (!(pkt->info->flags & EROCE_OPF_END) && pkt->paylen != mtu) ||
 	    ((pkt->info->flags & EROCE_OPF_END) &&
 	     off + pkt->paylen != w->length)) {
-		while (eroce_comp_swqe(qp, qp->sq.consumer) != w)
-			eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
-		eroce_req_complete_tail(qp, IB_WC_BAD_RESP_ERR);
-		eroce_qp_fatal(qp, 0);
+		eroce_comp_bad_resp(qp, w);
 		return 0;
 	}
 

@@ -176,44 +176,52 @@ static int eroce_mr_access(struct eroce_mr *mr, u32 key,
 	return err;
 }
 
-/* the read-modify-write of an atomic at a checked address of @mr */
-static int eroce_mem_atomic_rmw(struct eroce_mr *mr, u64 iova, bool cmp_swap,
-				u64 compare, u64 swap_add, u64 *orig)
+/*
+ * The read-modify-write of @op at a checked address of @mr.  An ATOMIC
+ * WRITE stores under the same lock, so no other eroce atomic comes
+ * between its bytes, nor between the read and the write of one.
+ */
+static int eroce_mem_atomic_rmw(struct eroce_mr *mr, u64 iova,
+				struct eroce_atomic *op)
 {
 	unsigned long flags;
-	u64 val;
-	int err;
+	u64 val = op->operand;
+	int err = 0;
 
 	spin_lock_irqsave(&eroce_atomic_lock, flags);
-	err = eroce_mr_copy(mr, iova, &val, sizeof(val), false);
-	if (!err) {
-		*orig = val;
-		if (cmp_swap) {
-			if (val == compare)
-				val = swap_add;
-		} else {
-			val += swap_add;
-		}
-		err = eroce_mr_copy(mr, iova, &val, sizeof(val), true);
+	if (op->kind != EROCE_ATOMIC_WRITE) {
+		err = eroce_mr_copy(mr, iova, &op->orig, sizeof(op->orig),
+				    false);
+		if (op->kind == EROCE_ATOMIC_FETCH_ADD)
+			val = op->orig + op->operand;
+		else if (op->orig != op->compare)
+			val = op->orig;		/* CMP_SWAP: no match */
 	}
+	if (!err)
+		err = eroce_mr_copy(mr, iova, &val, sizeof(val), true);
 	spin_unlock_irqrestore(&eroce_atomic_lock, flags);
 	return err;
+}
+
+/* the right @op needs: an ATOMIC WRITE is a WRITE */
+static int eroce_atomic_access(const struct eroce_atomic *op)
+{
+	return op->kind == EROCE_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
+						IB_ACCESS_REMOTE_ATOMIC;
 }
 
 /* an atomic in an MR; fast-reg MR: fast.lock held */
 static int eroce_mr_atomic_rmw(struct eroce_mr *mr, u32 key,
 			       const struct ib_pd *pd, u64 iova,
-			       bool cmp_swap, u64 compare, u64 swap_add,
-			       u64 *orig)
+			       struct eroce_atomic *op)
 {
 	int err;
 
-	err = eroce_mr_allowed(mr, key, pd, IB_ACCESS_REMOTE_ATOMIC, iova,
+	err = eroce_mr_allowed(mr, key, pd, eroce_atomic_access(op), iova,
 			       sizeof(u64));
 	if (err)
 		return err;
-	return eroce_mem_atomic_rmw(mr, iova, cmp_swap, compare, swap_add,
-				    orig);
+	return eroce_mem_atomic_rmw(mr, iova, op);
 }
 
 /*
@@ -222,28 +230,22 @@ static int eroce_mr_atomic_rmw(struct eroce_mr *mr, u32 key,
  * @key: the rkey of the request
  * @pd: the PD of the responder's QP
  * @iova: 8-byte aligned address inside @mr
- * @cmp_swap: compare-and-swap (else fetch-and-add)
- * @compare: compare value (CMP_SWAP)
- * @swap_add: swap value (CMP_SWAP) or addend (FETCH_ADD)
- * @orig: the value before the operation
+ * @op: what to do; op->orig is set to the value before
  *
- * Return: 0; -EACCES or -EFAULT as eroce_mr_access() (the right checked
- * is IB_ACCESS_REMOTE_ATOMIC).
+ * Return: 0; -EACCES or -EFAULT as eroce_mr_access().
  */
 static int eroce_mr_atomic(struct eroce_mr *mr, u32 key,
-			   const struct ib_pd *pd, u64 iova, bool cmp_swap,
-			   u64 compare, u64 swap_add, u64 *orig)
+			   const struct ib_pd *pd, u64 iova,
+			   struct eroce_atomic *op)
 {
 	unsigned long flags;
 	int err;
 
 	if (mr->type != EROCE_MR_FAST)
-		return eroce_mr_atomic_rmw(mr, key, pd, iova, cmp_swap,
-					   compare, swap_add, orig);
+		return eroce_mr_atomic_rmw(mr, key, pd, iova, op);
 
 	spin_lock_irqsave(&mr->fast.lock, flags);
-	err = eroce_mr_atomic_rmw(mr, key, pd, iova, cmp_swap, compare,
-				  swap_add, orig);
+	err = eroce_mr_atomic_rmw(mr, key, pd, iova, op);
 	spin_unlock_irqrestore(&mr->fast.lock, flags);
 	return err;
 }
@@ -294,8 +296,8 @@ static int eroce_mw_access(struct eroce_res *res, u32 key,
 
 /* eroce_rkey_atomic() through the window @key names */
 static int eroce_mw_atomic(struct eroce_res *res, u32 key,
-			   const struct eroce_qp *qp, u64 va, bool cmp_swap,
-			   u64 compare, u64 swap_add, u64 *orig)
+			   const struct eroce_qp *qp, u64 va,
+			   struct eroce_atomic *op)
 {
 	struct eroce_mw *mw = eroce_mw_get(res, key);
 	unsigned long flags;
@@ -305,11 +307,10 @@ static int eroce_mw_atomic(struct eroce_res *res, u32 key,
 	if (!mw)
 		return -EACCES;
 	spin_lock_irqsave(&mw->lock, flags);
-	err = eroce_mw_allowed(mw, key, qp, IB_ACCESS_REMOTE_ATOMIC, va,
+	err = eroce_mw_allowed(mw, key, qp, eroce_atomic_access(op), va,
 			       sizeof(u64), &iova);
 	if (!err)
-		err = eroce_mem_atomic_rmw(mw->mr, iova, cmp_swap, compare,
-					   swap_add, orig);
+		err = eroce_mem_atomic_rmw(mw->mr, iova, op);
 	spin_unlock_irqrestore(&mw->lock, flags);
 	eroce_mw_put(mw);
 	return err;
@@ -356,22 +357,20 @@ int eroce_rkey_access(struct eroce_res *res, const struct eroce_qp *qp,
 }
 
 /**
- * eroce_rkey_atomic() - execute a remote 64-bit atomic
+ * eroce_rkey_atomic() - execute a remote 64-bit atomic or ATOMIC WRITE
  * @res: the device's objects
  * @qp: the responder's QP
  * @rkey: the rkey of the request, an MR's or a memory window's
  * @va: 8-byte aligned address
- * @cmp_swap: compare-and-swap (else fetch-and-add)
- * @compare: compare value (CMP_SWAP)
- * @swap_add: swap value (CMP_SWAP) or addend (FETCH_ADD)
- * @orig: the value before the operation
+ * @op: what to do; op->orig is set to the value before (not for
+ *	EROCE_ATOMIC_WRITE)
  *
  * Return: 0; -EINVAL for a misaligned address; -EACCES or -EFAULT as
- * eroce_rkey_access() (the right checked is IB_ACCESS_REMOTE_ATOMIC).
+ * eroce_rkey_access() (the right checked is IB_ACCESS_REMOTE_ATOMIC, or
+ * IB_ACCESS_REMOTE_WRITE for an ATOMIC WRITE).
  */
 int eroce_rkey_atomic(struct eroce_res *res, const struct eroce_qp *qp,
-		      u32 rkey, u64 va, bool cmp_swap, u64 compare,
-		      u64 swap_add, u64 *orig)
+		      u32 rkey, u64 va, struct eroce_atomic *op)
 {
 	struct eroce_mr *mr;
 	int err;
@@ -379,14 +378,12 @@ int eroce_rkey_atomic(struct eroce_res *res, const struct eroce_qp *qp,
 	if (va & 7)
 		return -EINVAL;
 	if (eroce_key_is_mw(rkey))
-		return eroce_mw_atomic(res, rkey, qp, va, cmp_swap, compare,
-				       swap_add, orig);
+		return eroce_mw_atomic(res, rkey, qp, va, op);
 
 	mr = eroce_mr_get(res, rkey);
 	if (!mr)
 		return -EACCES;
-	err = eroce_mr_atomic(mr, rkey, qp->ibqp.pd, va, cmp_swap, compare,
-			      swap_add, orig);
+	err = eroce_mr_atomic(mr, rkey, qp->ibqp.pd, va, op);
 	eroce_mr_put(mr);
 	return err;
 }

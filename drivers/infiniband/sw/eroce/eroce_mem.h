@@ -29,9 +29,20 @@ static inline void eroce_sge_iter_init(struct eroce_sge_iter *it,
 
 int eroce_rkey_access(struct eroce_res *res, const struct eroce_qp *qp,
 		      u32 rkey, int access, u64 va, void *buf, u64 len);
+/* a remote 64-bit atomic (eroce_rkey_atomic()) */
+struct eroce_atomic {
+	enum {
+		EROCE_ATOMIC_CMP_SWAP,	/* operand if == compare */
+		EROCE_ATOMIC_FETCH_ADD,	/* + operand */
+		EROCE_ATOMIC_WRITE,	/* operand, stored whole */
+	} kind;
+	u64 compare;
+	u64 operand;
+	u64 orig;			/* the value before */
+};
+
 int eroce_rkey_atomic(struct eroce_res *res, const struct eroce_qp *qp,
-		      u32 rkey, u64 va, bool cmp_swap, u64 compare,
-		      u64 swap_add, u64 *orig);
+		      u32 rkey, u64 va, struct eroce_atomic *op);
 int eroce_sge_skip(struct eroce_sge_iter *it, u32 len);
 int eroce_sge_copy(struct eroce_res *res, struct ib_pd *pd,
 		   struct eroce_sge_iter *it, void *buf, u32 len, bool to_mem);

@@ -58,6 +58,7 @@ enum eroce_opcode {
 	EROCE_OP_RC_FETCH_ADD			= 0x14,
 	EROCE_OP_RC_SEND_LAST_INV		= 0x16,
 	EROCE_OP_RC_SEND_ONLY_INV		= 0x17,
+	EROCE_OP_RC_ATOMIC_WRITE		= 0x1d,	/* IBA 1.5 */
 	/* UC: the SEND and WRITE opcodes of RC, in the UC transport */
 	EROCE_OP_UC_SEND_FIRST			= 0x20,
 	EROCE_OP_UC_SEND_MIDDLE			= 0x21,
@@ -120,6 +121,7 @@ enum eroce_opf {
 	EROCE_OPF_UD		= BIT(22),
 	EROCE_OPF_CNP		= BIT(23),
 	EROCE_OPF_UC		= BIT(24),
+	EROCE_OPF_ATOMIC_WRITE	= BIT(25),
 	EROCE_OPF_ONLY		= EROCE_OPF_START | EROCE_OPF_END,
 };
 
@@ -133,6 +135,8 @@ enum eroce_resp_kind {
 	EROCE_RESP_WRITE,	/* into the MR its first packet's RETH names */
 	EROCE_RESP_READ,	/* answered by read response packets */
 	EROCE_RESP_ATOMIC,	/* executed once, answered by an atomic ACK */
+	/* ATOMIC WRITE: executed once, answered by an empty read response */
+	EROCE_RESP_ATOMIC_WRITE,
 	EROCE_RESP_KINDS,
 };
 
@@ -195,6 +199,7 @@ enum eroce_wrf {
 	EROCE_WRF_KERNEL	= BIT(8),	/* kernel QPs only */
 	EROCE_WRF_UC		= BIT(9),	/* posted on UC QPs */
 	EROCE_WRF_USER		= BIT(10),	/* userspace QPs only */
+	EROCE_WRF_ATOMIC_WRITE	= BIT(11),	/* 8 bytes stored at once */
 };
 
 /*
@@ -204,6 +209,13 @@ enum eroce_wrf {
  */
 #define EROCE_WR_REG_MR		0x20
 #define EROCE_WC_REG_MR		8
+
+/*
+ * ATOMIC WRITE (IBA 1.5): IBV_WR_ATOMIC_WRITE and IBV_WC_ATOMIC_WRITE of
+ * rdma-core.  Linux 6.1 names neither (only userspace QPs post it).
+ */
+#define EROCE_WR_ATOMIC_WRITE	15
+#define EROCE_WC_ATOMIC_WRITE	9
 
 /*
  * A send work request opcode (IB_UVERBS_WR_*; the kernel's IB_WR_* have
@@ -262,10 +274,14 @@ static inline u32 eroce_qp_type_wrf(u32 type)
 /* NULL unless eroce accepts @opcode on some QP type */
 const struct eroce_wr_info *eroce_wr_info(u32 opcode);
 
-/* a READ or an atomic: it completes with its response, not an ACK */
+/*
+ * A READ, an atomic or an ATOMIC WRITE: it completes with its response,
+ * not an ACK, and takes one of the peer's responder resources.
+ */
 static inline bool eroce_wr_rd_atomic(const struct eroce_wr_info *wi)
 {
-	return wi->flags & (EROCE_WRF_READ | EROCE_WRF_ATOMIC);
+	return wi->flags & (EROCE_WRF_READ | EROCE_WRF_ATOMIC |
+			    EROCE_WRF_ATOMIC_WRITE);
 }
 
 /* a local operation (REG_MR, LOCAL_INV, BIND_MW): executed, never sent */

@@ -53,6 +53,11 @@ static bool eroce_wqe_is_atomic(const struct eroce_send_wqe *wqe)
 	return eroce_wr_info(wqe->opcode)->flags & EROCE_WRF_ATOMIC;
 }
 
+static bool eroce_wqe_is_atomic_write(const struct eroce_send_wqe *wqe)
+{
+	return eroce_wr_info(wqe->opcode)->flags & EROCE_WRF_ATOMIC_WRITE;
+}
+
 static bool eroce_wqe_is_local(const struct eroce_send_wqe *wqe)
 {
 	return eroce_wr_local(eroce_wr_info(wqe->opcode));
@@ -382,6 +387,14 @@ static int eroce_req_fetch(struct eroce_qp *qp)
 	if (eroce_wr_local(wi))
 		return wqe->num_sge || (wqe->send_flags & EROCE_SEND_INLINE) ?
 		       -EINVAL : 0;
+	if (wi->flags & EROCE_WRF_ATOMIC_WRITE) {
+		/* its 8 bytes ride in the WQE */
+		if (wqe->num_sge || (wqe->send_flags & EROCE_SEND_INLINE) ||
+		    (wqe->wr.atomic_write.remote_addr & 7))
+			return -EINVAL;
+		w->length = sizeof(wqe->wr.atomic_write.value);
+		return 0;
+	}
 
 	if (wqe->send_flags & EROCE_SEND_INLINE) {
 		if (eroce_wqe_is_rd_atomic(wqe) ||
@@ -420,6 +433,10 @@ static int eroce_req_copy_payload(struct eroce_qp *qp, struct eroce_swqe *w,
 
 	if (wqe->send_flags & EROCE_SEND_INLINE) {
 		memcpy(buf, (const u8 *)(wqe + 1) + off, len);
+		return 0;
+	}
+	if (eroce_wqe_is_atomic_write(wqe)) {
+		memcpy(buf, wqe->wr.atomic_write.value + off, len);
 		return 0;
 	}
 	eroce_sge_iter_init(&it, eroce_wqe_sges(wqe), wqe->num_sge);
@@ -514,6 +531,8 @@ static bool eroce_req_plan(struct eroce_qp *qp, struct eroce_swqe *w,
 	} else if (wqe->opcode == IB_UVERBS_WR_RDMA_READ) {
 		seg->npkts = max_t(u32, 1, DIV_ROUND_UP(w->length - seg->off,
 							mtu));
+	} else if (eroce_wqe_is_atomic_write(wqe)) {
+		seg->paylen = w->length;	/* its 8 bytes, one packet */
 	}
 
 	if (!w->psn_valid) {

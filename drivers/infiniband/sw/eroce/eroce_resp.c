@@ -669,6 +669,76 @@ static void eroce_resp_read_duplicate(struct eroce_qp *qp,
 		eroce_resp_read(qp, pkt, true);
 }
 
+/*
+ * The answer to an ATOMIC WRITE, new or repeated: a READ RESPONSE ONLY
+ * without data at its PSN (IBA 1.5), behind the responses still owed.
+ * Return: 0, or -EBUSY when the responder resources are all taken.
+ */
+static int eroce_resp_atomic_write_answer(struct eroce_qp *qp,
+					  struct eroce_rx *pkt)
+{
+	struct eroce_rsp *rsp = eroce_rsp_queue_add(qp);
+
+	if (!rsp)
+		return -EBUSY;
+	rsp->type = EROCE_RSP_READ;
+	rsp->first_psn = pkt->psn;
+	rsp->npkts = 1;
+	rsp->msn = qp->eng.resp.msn;
+	eroce_resp_answer_reads(qp);
+	return 0;
+}
+
+/*
+ * ATOMIC WRITE: its 8 bytes stored at once at the aligned address its RETH
+ * names, which takes the WRITE right; then answered.  One PSN, or 0 when
+ * the responder resources are all taken (the requester sends it again).
+ */
+static u32 eroce_resp_atomic_write_execute(struct eroce_qp *qp,
+					   struct eroce_rx *pkt)
+{
+	const struct eroce_reth *reth = eroce_hdr(pkt->info, pkt->bth,
+						  EROCE_HDR_RETH);
+	struct eroce_resp *resp = &qp->eng.resp;
+	u64 va = eroce_reth_va(reth);
+	struct eroce_atomic op;
+	int err;
+
+	if (resp->rsp_head - resp->rsp_tail >= resp->rsp_size)
+		return 0;
+	if (eroce_reth_len(reth) != sizeof(op.operand) ||
+	    pkt->paylen != sizeof(op.operand) || (va & 7)) {
+		eroce_resp_rd_atomic_fatal(qp, pkt, -EINVAL);
+		return 0;
+	}
+	if (!(READ_ONCE(qp->attrs.access_flags) & IB_ACCESS_REMOTE_WRITE)) {
+		eroce_resp_rd_atomic_fatal(qp, pkt, -EACCES);
+		return 0;
+	}
+	op.kind = EROCE_ATOMIC_WRITE;
+	memcpy(&op.operand, pkt->payload, sizeof(op.operand));
+	err = eroce_rkey_atomic(&pkt->edev->res, qp, eroce_reth_rkey(reth),
+				va, &op);
+	if (err) {
+		eroce_resp_rd_atomic_fatal(qp, pkt, -EACCES);
+		return 0;
+	}
+	eroce_resp_message_done(qp);
+	eroce_resp_atomic_write_answer(qp, pkt);	/* room checked */
+	return 1;
+}
+
+/*
+ * An ATOMIC WRITE seen before was executed: answered again, never
+ * executed twice (a later write may have changed the bytes since).
+ */
+static void eroce_resp_atomic_write_duplicate(struct eroce_qp *qp,
+					      struct eroce_rx *pkt)
+{
+	if (!eroce_resp_read_queued(qp, pkt->psn))
+		eroce_resp_atomic_write_answer(qp, pkt);
+}
+
 static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	const struct eroce_atmeth *atm = eroce_hdr(pkt->info, pkt->bth,
@@ -677,6 +747,7 @@ static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 	struct eroce_atomic_res *res;
 	u32 rkey = eroce_atmeth_rkey(atm);
 	u64 va = eroce_atmeth_va(atm);
+	struct eroce_atomic op;
 	u64 orig;
 	int err;
 
@@ -684,12 +755,14 @@ static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return -EINVAL;
 	if (!(READ_ONCE(qp->attrs.access_flags) & IB_ACCESS_REMOTE_ATOMIC))
 		return -EACCES;
-	err = eroce_rkey_atomic(&pkt->edev->res, qp, rkey, va,
-				pkt->opcode == EROCE_OP_RC_CMP_SWAP,
-				eroce_atmeth_compare(atm),
-				eroce_atmeth_swap_add(atm), &orig);
+	op.kind = pkt->opcode == EROCE_OP_RC_CMP_SWAP ? EROCE_ATOMIC_CMP_SWAP :
+							EROCE_ATOMIC_FETCH_ADD;
+	op.compare = eroce_atmeth_compare(atm);
+	op.operand = eroce_atmeth_swap_add(atm);
+	err = eroce_rkey_atomic(&pkt->edev->res, qp, rkey, va, &op);
 	if (err)
 		return -EACCES;
+	orig = op.orig;
 
 	res = &resp->atomic[resp->atomic_next++ % EROCE_ATOMIC_REPLAY];
 	res->psn = pkt->psn;
@@ -767,6 +840,10 @@ static const struct eroce_resp_ops eroce_resp_ops[EROCE_RESP_KINDS] = {
 	[EROCE_RESP_ATOMIC] = {
 		.execute = eroce_resp_atomic_execute,
 		.duplicate = eroce_resp_atomic_duplicate,
+	},
+	[EROCE_RESP_ATOMIC_WRITE] = {
+		.execute = eroce_resp_atomic_write_execute,
+		.duplicate = eroce_resp_atomic_write_duplicate,
 	},
 };
 
