@@ -25,6 +25,9 @@ set -u -o pipefail
 IQN=iqn.2026-12.org.eroce:iser-test
 PORTAL=198.18.4.2:3260
 BACKING=/dev/shm/eroce-iser.img
+# whether configfs was mounted before (target_setup runs in a subshell)
+CF_WAS_MOUNTED=0
+mountpoint -q /sys/kernel/config 2>/dev/null && CF_WAS_MOUNTED=1
 SUBTESTS="target_iser_portal discovery login_iser session_is_iser
 	disk_appears write_read_back_checksums target_file_matches
 	initiator_fast_registered logout"
@@ -64,6 +67,12 @@ target_teardown() {
 	rm -f "$t/lun/lun_0/eroce0"
 	rmdir "$t/lun/lun_0" "$t" "$cf/iscsi/$IQN" 2>/dev/null
 	rmdir "$cf/core/fileio_0/eroce0" "$cf/core/fileio_0" 2>/dev/null
+	# LIO's iscsi directory and a mounted configfs keep their modules
+	# loaded, which the next script in the same guest would inherit
+	rmdir "$cf/iscsi" 2>/dev/null
+	if [ "$CF_WAS_MOUNTED" = 0 ] && mountpoint -q /sys/kernel/config; then
+		umount /sys/kernel/config
+	fi
 	rm -f "$BACKING"
 }
 
