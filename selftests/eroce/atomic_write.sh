@@ -12,6 +12,10 @@
 #   - burst: 32 posted at once, more than max_rd_atomic (4) lets out
 #     together, all complete in order and land.
 #   - misaligned: a remote address not 8-byte aligned is EINVAL at once.
+#   - wr_bind_mw: the other ibv_qp_ex work requests eroce adds: A binds
+#     a type 2 window on its memory with ibv_wr_bind_mw(), B's WRITE
+#     through it lands, ibv_wr_local_inv() kills it and B's next WRITE
+#     draws IBV_WC_REM_ACCESS_ERR.
 #   - no_write_right: into an MR without remote write:
 #     IBV_WC_REM_ACCESS_ERR, memory unchanged.
 #   - on_the_wire: on veth1 each went out as RC opcode 0x1d (BTH, RETH and
@@ -45,7 +49,7 @@ on_the_wire() {
 	[ "$aw" -ge 35 ] && [ "$rsp" -ge 34 ]
 }
 
-ktap_plan 8
+ktap_plan 9
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -54,7 +58,7 @@ kmsg_mark
 # not through ktap_check: its command substitution would lose CAP_PID
 cap_start "$NS1" veth1 "$PCAP"
 ktap_result capture_started $? "dumpcap did not start: $(cat "$RDMA_TMP/dumpcap.err")"
-ktap_results aw 5 timeout -k 5 150 "$TOOL" eroce1 "$G1" eroce2 "$G2"
+ktap_results aw 6 timeout -k 5 150 "$TOOL" eroce1 "$G1" eroce2 "$G2"
 ktap_check on_the_wire on_the_wire
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
 ktap_finish

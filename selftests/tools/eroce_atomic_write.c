@@ -14,6 +14,12 @@
  *                    all 32 values are in place
  *   misaligned       a remote address not 8-byte aligned: the post is
  *                    EINVAL
+ *   wr_bind_mw       the other ibv_qp_ex work requests eroce adds: A
+ *                    binds a type 2 window on its own memory with
+ *                    ibv_wr_bind_mw() (IBV_WC_BIND_MW), B's RDMA WRITE
+ *                    through it lands there, ibv_wr_local_inv() kills it
+ *                    (IBV_WC_LOCAL_INV) and B's next WRITE draws
+ *                    IBV_WC_REM_ACCESS_ERR
  *   no_write_right   into an MR without remote write:
  *                    IBV_WC_REM_ACCESS_ERR, B's memory unchanged
  *
@@ -39,6 +45,8 @@
 #define RO_OFF		(32u << 10)	/* B's read-only MR */
 #define RO_LEN		4096u
 #define BURST		32u
+#define WIN_OFF		(48u << 10)	/* A's windowed range */
+#define WIN_LEN		4096u
 #define DEPTH		64
 #define WAIT_SECS	20.0
 
@@ -56,7 +64,9 @@ static struct ibv_qp_ex *create_qp_ex(struct eroce_side *a)
 			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.pd = a->pd,
 		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE |
-				  IBV_QP_EX_WITH_RDMA_WRITE,
+				  IBV_QP_EX_WITH_RDMA_WRITE |
+				  IBV_QP_EX_WITH_BIND_MW |
+				  IBV_QP_EX_WITH_LOCAL_INV,
 	};
 	struct ibv_qp *qp = ibv_create_qp_ex(a->ctx, &attr);
 
@@ -88,23 +98,103 @@ static int post_atomic_write(struct eroce_side *a, uint64_t id,
 	return ibv_post_send(a->qp, &wr, &bad);
 }
 
-/* A's completion of request @id: its status, -1 for none or another */
-static int completion(struct eroce_side *a, uint64_t id)
+/*
+ * @s's completion of request @id, which must be an @opcode if it
+ * succeeded: its status, -1 for none or another
+ */
+static int completion_of(struct eroce_side *s, uint64_t id,
+			 enum ibv_wc_opcode opcode)
 {
 	struct ibv_wc wc;
 
-	if (eroce_side_poll(a, WAIT_SECS, &wc))
+	if (eroce_side_poll(s, WAIT_SECS, &wc))
 		return -1;
 	if (wc.wr_id != id) {
 		printf("# completion of request %" PRIu64 ", not %" PRIu64
 		       "\n", wc.wr_id, id);
 		return -1;
 	}
-	if (wc.status == IBV_WC_SUCCESS && wc.opcode != IBV_WC_ATOMIC_WRITE) {
-		printf("# opcode %d, not IBV_WC_ATOMIC_WRITE\n", wc.opcode);
+	if (wc.status == IBV_WC_SUCCESS && wc.opcode != opcode) {
+		printf("# opcode %d, not %d\n", wc.opcode, opcode);
 		return -1;
 	}
 	return wc.status;
+}
+
+static int completion(struct eroce_side *a, uint64_t id)
+{
+	return completion_of(a, id, IBV_WC_ATOMIC_WRITE);
+}
+
+/* B's RDMA WRITE of @len bytes of its buffer to A's @remote via @rkey */
+static int b_write(struct eroce_side *b, uint64_t id, uint64_t remote,
+		   uint32_t rkey, uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)b->buf, .length = len, .lkey = b->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = remote, .rkey = rkey },
+	}, *bad;
+
+	if (ibv_post_send(b->qp, &wr, &bad))
+		return -1;
+	return completion_of(b, id, IBV_WC_RDMA_WRITE);
+}
+
+/*
+ * ibv_wr_bind_mw() and ibv_wr_local_inv(): a type 2 window over 4 KiB of
+ * A's buffer at WIN_OFF, written by B through it, then invalidated
+ */
+static void check_wr_bind_mw(struct eroce_side *a, struct eroce_side *b,
+			     struct ibv_qp_ex *qpx)
+{
+	uint8_t *win = a->buf + WIN_OFF;
+	struct ibv_mw_bind_info bind;
+	int st_bind, st_write, st_inv, st_after;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	uint32_t rkey;
+
+	mr = ibv_reg_mr(a->pd, win, WIN_LEN, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
+	mw = ibv_alloc_mw(a->pd, IBV_MW_TYPE_2);
+	if (!mr || !mw)
+		eroce_die("MR or window on A: %s", strerror(errno));
+	bind = (struct ibv_mw_bind_info){
+		.mr = mr, .addr = (uintptr_t)win, .length = WIN_LEN,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	rkey = ibv_inc_rkey(mw->rkey);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 10;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(qpx, mw, rkey, &bind);
+	st_bind = ibv_wr_complete(qpx) ? -1 : completion_of(a, 10,
+							   IBV_WC_BIND_MW);
+
+	eroce_pattern(b->buf, WIN_LEN, 7);
+	st_write = b_write(b, 11, (uintptr_t)win, rkey, WIN_LEN);
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = 12;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(qpx, rkey);
+	st_inv = ibv_wr_complete(qpx) ? -1 : completion_of(a, 12,
+							  IBV_WC_LOCAL_INV);
+	st_after = b_write(b, 13, (uintptr_t)win, rkey, 8);
+
+	eroce_result("wr_bind_mw",
+		     !st_bind && !st_write && eroce_pattern_ok(win, WIN_LEN, 7) &&
+		     !st_inv && st_after == IBV_WC_REM_ACCESS_ERR,
+		     "bind %d, B's WRITE through it %d (data %s), local_inv %d, "
+		     "B's WRITE after it %d", st_bind, st_write,
+		     eroce_pattern_ok(win, WIN_LEN, 7) ? "landed" : "WRONG",
+		     st_inv, st_after);
+	if (ibv_dealloc_mw(mw) || ibv_dereg_mr(mr))
+		eroce_die("dealloc/dereg on A: %s", strerror(errno));
 }
 
 /* B's 8 bytes at @off hold @val and the 8 on each side are still zero */
@@ -172,6 +262,19 @@ static void run(struct eroce_side *a, struct eroce_side *b)
 	eroce_result("misaligned", err == EINVAL,
 		     "a remote address 4 bytes off: ibv_post_send %d (%s)",
 		     err, strerror(err));
+
+	/* B's WRITE after the invalidation fails both QPs: reconnect */
+	check_wr_bind_mw(a, b, qpx);
+	if (ibv_destroy_qp(a->qp) || ibv_destroy_qp(b->qp))
+		eroce_die("ibv_destroy_qp: %s", strerror(errno));
+	qpx = create_qp_ex(a);
+	b->qp = eroce_side_qp(b, IBV_QPT_RC, NULL, DEPTH);
+	eroce_qp_to_init(a, a->qp, 0);
+	eroce_qp_to_init(b, b->qp, 0);
+	eroce_qp_to_rtr(a, a->qp, b, 0);
+	eroce_qp_to_rtr(b, b->qp, a, 0);
+	eroce_qp_to_rts(a, a->qp, 0, 7);
+	eroce_qp_to_rts(b, b->qp, 0, 7);
 
 	ro = ibv_reg_mr(b->pd, b->buf + RO_OFF, RO_LEN,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
