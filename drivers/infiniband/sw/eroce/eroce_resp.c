@@ -353,7 +353,7 @@ static int eroce_resp_mr_access(struct eroce_qp *qp, u32 rkey, u64 va,
 	return 0;
 }
 
-/* may the MR or window @rkey names take the whole message?  Checked at its start */
+/* may the MR or window @rkey names take the whole message?  At its start */
 static bool eroce_resp_mr_ok(struct eroce_qp *qp, u32 rkey, u64 va, u64 len,
 			     int access)
 {

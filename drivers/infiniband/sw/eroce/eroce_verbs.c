@@ -72,8 +72,8 @@ const struct ib_device_ops eroce_verbs_ops = {
  * xarray set up from this file would share one lockdep class.  The tables
  * are locked in different contexts (ah_xa and mw_xa with interrupts off
  * under an engine's lock, qp_xa and mr_xa only from process context with
- * softirqs on), and one class would make lockdep see an inversion between them that
- * no two real locks have.
+ * softirqs on), and one class would make lockdep see an inversion between
+ * them that no two real locks have.
  */
 static struct lock_class_key eroce_qp_xa_key;
 static struct lock_class_key eroce_mr_xa_key;

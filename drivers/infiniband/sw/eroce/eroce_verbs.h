@@ -5,11 +5,12 @@
  * Lifetime: ib_core allocates and frees every object but the MR; the
  * objects the engines look up by number (QP by QPN, MR and MW by key, AH
  * by number) sit in an xarray of struct eroce_res and carry a struct
- * eroce_obj: a kref whose last put completes a completion.  A lookup takes a reference
- * with kref_get_unless_zero(); destroy removes the object from its xarray,
- * drops the initial reference and waits for the completion, so no engine
- * still uses the object when ib_core frees it.  CQs and SRQs are reached
- * only through a QP, which ib_core's use counts keep from outliving them.
+ * eroce_obj: a kref whose last put completes a completion.  A lookup
+ * takes a reference with kref_get_unless_zero(); destroy removes the
+ * object from its xarray, drops the initial reference and waits for the
+ * completion, so no engine still uses the object when ib_core frees it.
+ * CQs and SRQs are reached only through a QP, which ib_core's use counts
+ * keep from outliving them.
  */
 #ifndef EROCE_VERBS_H
 #define EROCE_VERBS_H
