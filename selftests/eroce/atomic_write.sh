@@ -20,7 +20,8 @@
 #     IBV_WC_REM_ACCESS_ERR, memory unchanged.
 #   - on_the_wire: on veth1 each went out as RC opcode 0x1d (BTH, RETH and
 #     8 bytes) and was answered by a READ RESPONSE ONLY without data
-#     (UDP length 28: its header, BTH, AETH, ICRC), as rdma_rxe (Linux 6.2 on) does.
+#     (UDP length 28: its header, BTH, AETH, ICRC), as rdma_rxe does
+#     from Linux 6.2 on.
 # Run: selftests/run_vm.sh selftests/eroce/atomic_write.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh

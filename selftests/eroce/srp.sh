@@ -212,7 +212,11 @@ remove_target() {
 
 # no connected rdma_cm ID is left on either device (the listener stays)
 cm_ids_closed() {
-	! rdma resource show cm_id 2>/dev/null | grep -v 'state LISTEN' | grep -q '^link eroce'
+	local n
+	# grep -c reads everything: no SIGPIPE for pipefail to report
+	n=$(rdma resource show cm_id 2>/dev/null | grep -v 'state LISTEN' |
+		grep -c '^link eroce')
+	[ "$n" = 0 ]
 }
 
 modules_unload() {
