@@ -77,6 +77,16 @@ static struct ibv_qp_ex *create_qp_ex(struct eroce_side *a)
 	return ibv_qp_to_qp_ex(qp);
 }
 
+/* A's extended QP and B's QP, connected; A's ibv_qp_ex */
+static struct ibv_qp_ex *connect(struct eroce_side *a, struct eroce_side *b)
+{
+	struct ibv_qp_ex *qpx = create_qp_ex(a);
+
+	b->qp = eroce_side_qp(b, IBV_QPT_RC, NULL, DEPTH);
+	eroce_pair_connect(a, b, 0, 7);
+	return qpx;
+}
+
 /* ATOMIC WRITE of @val to B's @remote through @rkey, by ibv_post_send() */
 static int post_atomic_write(struct eroce_side *a, uint64_t id,
 			     uint64_t remote, uint32_t rkey, uint64_t *val)
@@ -212,19 +222,11 @@ static uint64_t remote(const struct eroce_side *b, uint32_t off)
 
 static void run(struct eroce_side *a, struct eroce_side *b)
 {
-	struct ibv_qp_ex *qpx = create_qp_ex(a);
+	struct ibv_qp_ex *qpx = connect(a, b);
 	uint64_t *vals = (uint64_t *)a->buf, v;
 	struct ibv_mr *ro;
 	unsigned int i, done;
 	int st, err;
-
-	b->qp = eroce_side_qp(b, IBV_QPT_RC, NULL, DEPTH);
-	eroce_qp_to_init(a, a->qp, 0);
-	eroce_qp_to_init(b, b->qp, 0);
-	eroce_qp_to_rtr(a, a->qp, b, 0);
-	eroce_qp_to_rtr(b, b->qp, a, 0);
-	eroce_qp_to_rts(a, a->qp, 0, 7);
-	eroce_qp_to_rts(b, b->qp, 0, 7);
 
 	vals[0] = 0x0102030405060708ull;
 	err = post_atomic_write(a, 1, remote(b, 64), b->mr->rkey, &vals[0]);
@@ -267,14 +269,7 @@ static void run(struct eroce_side *a, struct eroce_side *b)
 	check_wr_bind_mw(a, b, qpx);
 	if (ibv_destroy_qp(a->qp) || ibv_destroy_qp(b->qp))
 		eroce_die("ibv_destroy_qp: %s", strerror(errno));
-	qpx = create_qp_ex(a);
-	b->qp = eroce_side_qp(b, IBV_QPT_RC, NULL, DEPTH);
-	eroce_qp_to_init(a, a->qp, 0);
-	eroce_qp_to_init(b, b->qp, 0);
-	eroce_qp_to_rtr(a, a->qp, b, 0);
-	eroce_qp_to_rtr(b, b->qp, a, 0);
-	eroce_qp_to_rts(a, a->qp, 0, 7);
-	eroce_qp_to_rts(b, b->qp, 0, 7);
+	connect(a, b);
 
 	ro = ibv_reg_mr(b->pd, b->buf + RO_OFF, RO_LEN,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);

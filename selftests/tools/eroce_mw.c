@@ -119,12 +119,7 @@ static void reconnect(struct mw_test *t)
 		;
 	a->qp = eroce_side_qp(a, IBV_QPT_RC, NULL, DEPTH);
 	b->qp = eroce_side_qp(b, IBV_QPT_RC, NULL, DEPTH);
-	eroce_qp_to_init(a, a->qp, 0);
-	eroce_qp_to_init(b, b->qp, 0);
-	eroce_qp_to_rtr(a, a->qp, b, 0);
-	eroce_qp_to_rtr(b, b->qp, a, 0);
-	eroce_qp_to_rts(a, a->qp, 0, 7);
-	eroce_qp_to_rts(b, b->qp, 0, 7);
+	eroce_pair_connect(a, b, 0, 7);
 }
 
 /*

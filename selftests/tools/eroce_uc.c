@@ -117,12 +117,7 @@ static void uc_connect(struct eroce_side *a, struct eroce_side *b)
 {
 	a->qp = eroce_side_qp(a, IBV_QPT_UC, NULL, DEPTH);
 	b->qp = eroce_side_qp(b, IBV_QPT_UC, NULL, DEPTH);
-	eroce_qp_to_init(a, a->qp, 0);
-	eroce_qp_to_init(b, b->qp, 0);
-	eroce_qp_to_rtr(a, a->qp, b, FIRST_PSN);
-	eroce_qp_to_rtr(b, b->qp, a, FIRST_PSN);
-	eroce_qp_to_rts(a, a->qp, FIRST_PSN, 0);
-	eroce_qp_to_rts(b, b->qp, FIRST_PSN, 0);
+	eroce_pair_connect(a, b, FIRST_PSN, 0);
 }
 
 /* B's next completion: @id, @status, @opcode, @len bytes, imm if @imm */

@@ -131,6 +131,17 @@ void eroce_qp_to_rts(struct eroce_side *s, struct ibv_qp *qp, uint32_t psn,
 		eroce_die("%s: to RTS: %s", s->name, strerror(errno));
 }
 
+void eroce_pair_connect(struct eroce_side *a, struct eroce_side *b,
+			uint32_t psn, uint8_t retry_cnt)
+{
+	eroce_qp_to_init(a, a->qp, 0);
+	eroce_qp_to_init(b, b->qp, 0);
+	eroce_qp_to_rtr(a, a->qp, b, psn);
+	eroce_qp_to_rtr(b, b->qp, a, psn);
+	eroce_qp_to_rts(a, a->qp, psn, retry_cnt);
+	eroce_qp_to_rts(b, b->qp, psn, retry_cnt);
+}
+
 enum ibv_qp_state eroce_qp_state(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a;

@@ -54,6 +54,13 @@ void eroce_qp_to_rtr(struct eroce_side *s, struct ibv_qp *qp,
 void eroce_qp_to_rts(struct eroce_side *s, struct ibv_qp *qp, uint32_t psn,
 		     uint8_t retry_cnt);
 
+/*
+ * a->qp and b->qp (RC or UC) to each other: INIT, RTR and RTS from @psn,
+ * RC with @retry_cnt retries
+ */
+void eroce_pair_connect(struct eroce_side *a, struct eroce_side *b,
+			uint32_t psn, uint8_t retry_cnt);
+
 /* @qp's state, from ibv_query_qp() */
 enum ibv_qp_state eroce_qp_state(struct ibv_qp *qp);
 
