@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # link.sh: the life of an eroce link in the initial namespace.
-# `rdma link add/del`, port state following the netdev (admin and carrier),
+# `rdma link add/del` (and the netdev the device names: `rdma link`, sysfs
+# `parent`), port state following the netdev (admin and carrier),
 # the GID table (IPv4-mapped, IPv6, address add/remove, VLAN upper devices),
 # the device seen through the provider (ibv_devices, ibv_devinfo), active
 # MTU following the netdev MTU, removal when the netdev goes away, and
@@ -34,6 +35,7 @@ test_add() {
 	rdma_dev_exists eroce0 || ktap_bail "no eroce0 device"
 	ktap_check rdma_link_show \
 		eval 'rdma link show | grep -E "^link eroce0/1 .*netdev veth0"'
+	ktap_check parent_attr grep -qx veth0 "$IBSYS/eroce0/parent"
 	ktap_check link_layer_ethernet \
 		grep -qx Ethernet "$IBSYS/eroce0/ports/1/link_layer"
 	ktap_check port_active wait_for 10 port_state_is eroce0 "4: ACTIVE"
@@ -140,7 +142,7 @@ test_rmmod() {
 		rdma link del eroce2 && eroce_unload'
 }
 
-ktap_plan 31
+ktap_plan 32
 require setup
 test_add
 test_gids

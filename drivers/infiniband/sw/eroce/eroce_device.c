@@ -197,13 +197,40 @@ static void eroce_dealloc_driver(struct ib_device *ibdev)
 		eroce_net_put(edev->net);
 }
 
+/*
+ * The port's netdev, with a reference, or NULL once unregistration has
+ * dropped it.  ib_core answers this itself for drivers that call
+ * ib_device_set_netdev(), but Linux 6.1's SMC-R finds the RDMA device of
+ * a netdev only through this legacy operation.  It reads ib_core's own
+ * pointer, under ib_core's lock, as ib_device_get_netdev() does: unlike
+ * edev->ndev it goes NULL when free_netdevs() releases the reference.
+ */
+static struct net_device *eroce_get_netdev(struct ib_device *ibdev,
+					   u32 port_num)
+{
+	struct ib_port_data *pdata = &ibdev->port_data[port_num];
+	struct net_device *ndev;
+
+	spin_lock(&pdata->netdev_lock);
+	ndev = rcu_dereference_protected(pdata->netdev,
+					 lockdep_is_held(&pdata->netdev_lock));
+	dev_hold(ndev);
+	spin_unlock(&pdata->netdev_lock);
+	return ndev;
+}
+
 static ssize_t parent_show(struct device *device,
 			   struct device_attribute *attr, char *buf)
 {
-	struct eroce_dev *edev =
-		rdma_device_to_drv_device(device, struct eroce_dev, ibdev);
+	struct ib_device *ibdev = rdma_device_to_ibdev(device);
+	struct net_device *ndev = eroce_get_netdev(ibdev, 1);
+	ssize_t len;
 
-	return sysfs_emit(buf, "%s\n", netdev_name(edev->ndev));
+	if (!ndev)
+		return -ENODEV;
+	len = sysfs_emit(buf, "%s\n", netdev_name(ndev));
+	dev_put(ndev);
+	return len;
 }
 static DEVICE_ATTR_RO(parent);
 
@@ -227,6 +254,7 @@ static const struct ib_device_ops eroce_dev_ops = {
 	.get_dev_fw_str = eroce_get_dev_fw_str,
 	.get_hw_stats = eroce_get_hw_stats,
 	.get_link_layer = eroce_get_link_layer,
+	.get_netdev = eroce_get_netdev,
 	.get_port_immutable = eroce_get_port_immutable,
 	.modify_port = eroce_modify_port,
 	.query_device = eroce_query_device,
