@@ -9,7 +9,9 @@
 #   values fail with EINVAL and change nothing (not even the profile);
 #   min_rto_us > a nonzero max_rto_us is refused from either side; the
 #   profiles set their knobs, a manual change reads `custom`, `custom`
-#   cannot be written, `default` brings the defaults back.
+#   cannot be written, `default` brings the defaults back.  A user other
+#   than root cannot write them, nor can root without CAP_NET_ADMIN (EPERM,
+#   nothing changed), and `rdma link add/delete` needs CAP_NET_ADMIN too.
 # wire: one dumpcap capture in ns1 on veth1 (filter udp port 4791), decoded
 #   once by tshark afterwards; every run is told apart by its time window.
 #   - IPv4 TOS of eroce1's packets: default_tclass 104 -> 0x68, with ecn
@@ -292,6 +294,60 @@ test_profiles() {
 
 	knobs_are other_device_untouched "$T2" "$DEFAULTS"
 	require kw "$T1" profile default
+}
+
+# ---- privileges --------------------------------------------------------------
+
+# as_nobody CMD...: CMD as user and group nobody, no supplementary groups
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"
+}
+
+# no_net_admin CMD...: CMD as root without CAP_NET_ADMIN (out of the
+# bounding set: root's exec cannot get it back)
+no_net_admin() {
+	setpriv --bounding-set=-net_admin --inh-caps=-net_admin -- "$@"
+}
+
+# refused_as WRAPPER ERRNO_TEXT DIR KNOB VALUE: writing VALUE fails with
+# ERRNO_TEXT and leaves the knob and the profile as they were; prints
+# what went wrong
+refused_as() {
+	local before prof out
+	before=$(kr "$3" "$4")
+	prof=$(kr "$T1" profile)
+	out=$("$1" bash -c 'printf "%s\n" "$1" >"$2"' bash "$5" "$3/$4" 2>&1) &&
+		echo "$4=$5 accepted;"
+	[ "$(grep -c "$2" <<<"$out")" -gt 0 ] || echo "$4=$5: '$out', not '$2';"
+	[ "$(kr "$3" "$4")" = "$before" ] || echo "$4 changed to $(kr "$3" "$4");"
+	[ "$(kr "$T1" profile)" = "$prof" ] || echo "profile changed;"
+}
+
+# The tunables are root's and need CAP_NET_ADMIN; RDMA links likewise
+test_privileges() {
+	local bad
+
+	require kw "$T1" profile default
+	bad=$(refused_as as_nobody "Permission denied" "$T1" min_rto_us 5000
+		refused_as as_nobody "Permission denied" "$T1" profile lossy-edge)
+	ktap_result tuning_refused_to_users "$([ -z "$bad" ]; echo $?)" "$bad"
+	bad=$(refused_as no_net_admin "Operation not permitted" "$T1" min_rto_us 5000
+		refused_as no_net_admin "Operation not permitted" "$T1" loss_recovery gbn
+		refused_as no_net_admin "Operation not permitted" "$T1" profile lossy-edge
+		refused_as no_net_admin "Operation not permitted" "$T1/dcqcn" g_shift 4)
+	ktap_result tuning_needs_net_admin "$([ -z "$bad" ]; echo $?)" "$bad"
+	ktap_check tuning_root_may_write kw "$T1" max_inflight_pkts 128
+	kw "$T1" profile default
+
+	require veth_add "" tpv0 "" tpv1
+	bad=''
+	no_net_admin rdma link add eroce9 type eroce netdev tpv0 2>/dev/null &&
+		bad+=" link add accepted;"
+	rdma_dev_exists eroce9 && bad+=" eroce9 exists;"
+	no_net_admin rdma link delete eroce1 2>/dev/null && bad+=" link delete accepted;"
+	rdma_dev_exists eroce1 || bad+=" eroce1 is gone;"
+	ktap_result links_need_net_admin "$([ -z "$bad" ]; echo $?)" "${bad# }"
+	ip link del tpv0
 }
 
 # ---- capture -----------------------------------------------------------------
@@ -584,7 +640,7 @@ no_stall() {
 
 # ---- main ----------------------------------------------------------------------
 
-ktap_plan 81
+ktap_plan 85
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -596,6 +652,7 @@ test_defaults		# 16
 test_validation		# 25
 test_dcqcn_files	# 2
 test_profiles		# 12
+test_privileges		# 4
 
 # not through `require`: its command substitution would wait for dumpcap
 cap_start "$NS1" veth1 "$PCAP" || { ktap_diag "$(cat "$RDMA_TMP/dumpcap.err")"; ktap_bail "dumpcap did not start"; }

@@ -10,6 +10,7 @@
  * Context: process context (sysfs).  Locks: eroce_tuning.lock serialises
  * the stores; readers in the data path use READ_ONCE() and need no lock.
  */
+#include <linux/capability.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
@@ -161,6 +162,16 @@ static bool eroce_tuning_consistent(const struct eroce_tuning *t)
 	return t->rto_backoff == 1 || t->rto_backoff == 2;
 }
 
+/*
+ * The files are root's (0644), and a write also needs CAP_NET_ADMIN, as
+ * creating the link does (RDMA netlink's admin commands): a process that
+ * dropped the capability cannot retune the device.
+ */
+static int eroce_tuning_may_write(void)
+{
+	return capable(CAP_NET_ADMIN) ? 0 : -EPERM;
+}
+
 static ssize_t eroce_u32_store(struct kobject *kobj, struct kobj_attribute *a,
 			       const char *buf, size_t count)
 {
@@ -171,6 +182,9 @@ static ssize_t eroce_u32_store(struct kobject *kobj, struct kobj_attribute *a,
 	u32 val;
 	int err;
 
+	err = eroce_tuning_may_write();
+	if (err)
+		return err;
 	err = eroce_u32_parse(ta, buf, &val);
 	if (err)
 		return err;
@@ -241,8 +255,11 @@ static ssize_t profile_store(struct kobject *kobj, struct kobj_attribute *a,
 			     const char *buf, size_t count)
 {
 	struct eroce_tuning *t = eroce_kobj_tuning(kobj);
-	int profile;
+	int profile, err;
 
+	err = eroce_tuning_may_write();
+	if (err)
+		return err;
 	profile = sysfs_match_string(eroce_profile_names, buf);
 	if (profile < 0 || profile == EROCE_PROFILE_CUSTOM)
 		return -EINVAL;
