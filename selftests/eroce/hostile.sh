@@ -17,8 +17,11 @@
 # never moves: an alternative that can never be taken).  Then a flood of
 # such packets at random QPNs while eroce_integrity runs must leave that
 # traffic intact (the flood must be seen at eroce2 while the traffic
-# runs), a fresh ibv_rc_pingpong -c must pass and the kernel log must be
-# clean.  On the debug kernel the traffic under the flood and the pingpong
+# runs).  The flood's packets sent over a second link into ns2, whose
+# netdev has no eroce device, must reach ns2's UDP socket and leave
+# eroce2's counters alone (a device hears its own netdev only).  A
+# fresh ibv_rc_pingpong -c must pass and the kernel log must be clean.
+# On the debug kernel the traffic under the flood and the pingpong
 # move 1/8 (6M, 12 iterations) and the tool's deadline is stretched; the
 # ICRC selftest (scapy against the tool's ICRC code, no kernel in it)
 # and the flood (the barrage's drops again, at random QPNs, beside
@@ -144,6 +147,39 @@ test_flood_under_traffic() {
 		"eroce_integrity client exit $rc_c, server exit $rc_s"
 }
 
+# udp_in NS: the UDP datagrams NS has delivered to sockets (eroce's
+# encap_rcv included)
+udp_in() {
+	ip netns exec "$1" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $2 }' /proc/net/snmp
+}
+
+# A device hears its own netdev only: forged packets at eroce2's address
+# that eroce2 would drop and count (the flood's kinds), sent over a
+# second link into ns2 (vz1 -> vz2, no eroce device on it), reach ns2's
+# UDP port 4791 socket and leave every rx counter of eroce2 as it was
+test_foreign_netdev() {
+	local u0 u1 before after rc
+
+	if ! veth_add "$NS1" vz1 "$NS2" vz2 ||
+		! ns2 sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.vz2.rp_filter=0; then
+		ktap_fail foreign_netdev_ignored "no second link"
+		return
+	fi
+	before=$(stat_all eroce2/1 | grep '^rx_')
+	u0=$(udp_in "$NS2")
+	ns1 "$PY" "$TOOLS/eroce_hostile.py" --iface vz1 --dst-ip 198.18.0.2 \
+		--dst-mac "$(ns2 cat /sys/class/net/vz2/address)" --flood 5 \
+		--flood-pool 40 >"$OUT/foreign.py" 2>&1
+	rc=$?
+	u1=$(udp_in "$NS2")
+	after=$(stat_all eroce2/1 | grep '^rx_')
+	ktap_diag "$(cat "$OUT/foreign.py"); ns2 delivered $((u1 - u0)) UDP datagrams"
+	ktap_result foreign_netdev_ignored \
+		"$([ "$rc" = 0 ] && [ $((u1 - u0)) -gt 0 ] && [ "$before" = "$after" ]; echo $?)" \
+		"flood exit $rc; eroce2 rx counters before: ${before//$'\n'/ }; after: ${after//$'\n'/ }"
+	ip -n "$NS1" link del vz1
+}
+
 test_pingpong_after() {
 	srv_cli 60 "$NS2" "$NS1" ibv_rc_pingpong -d eroce2 -g "$GID2" -c -n "$PP_ITERS" -- \
 		ibv_rc_pingpong -d eroce1 -g "$GID1" -c -n "$PP_ITERS" 198.18.0.2
@@ -161,7 +197,7 @@ test_kernel_log() {
 	ktap_result no_kernel_splat "$([ -z "$splat" ]; echo $?)" "splat in dmesg"
 }
 
-ktap_plan 7
+ktap_plan 8
 for t in eroce_victim eroce_integrity; do
 	[ -x "$TOOLS/$t" ] || ktap_bail "$TOOLS/$t not built (make -C selftests/tools)"
 done
@@ -175,6 +211,7 @@ debug_subset icrc_matches_scapy ||
 test_barrage_counters
 test_barrage
 debug_subset flood_sent traffic_intact_during_flood || test_flood_under_traffic
+test_foreign_netdev
 test_pingpong_after
 test_kernel_log
 ktap_finish
