@@ -4,7 +4,7 @@
 # provider; `make check` is the whole test suite (what CI runs); `make demo`
 # boots a guest and shows two eroce devices talking.
 
-KVER ?= $(shell $(CURDIR)/scripts/kver.sh)
+KVER ?= $(shell RT=$(RT) $(CURDIR)/scripts/kver.sh)
 KDIR ?= /lib/modules/$(KVER)/build
 DESTDIR ?=
 SRCDIR := $(CURDIR)
@@ -22,6 +22,11 @@ DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
 	qemu-system-x86 busybox-static tshark python3-scapy \
 	sparse strace gnuplot-nox \
 	dkms dh-dkms debhelper dpkg-dev fakeroot lintian man-db openssl udev
+# RT=1 (make, make check, make bench): build for the PREEMPT_RT kernel and
+# boot the guests on it (scripts/kver.sh)
+ifeq ($(RT),1)
+DEB_PKGS += linux-image-rt-amd64
+endif
 
 .PHONY: all modules provider tools install deps check unit vmtest demo bench bench-loss bench-topo bench-consumers lint clean
 .PHONY: dkms-src dkms-install dkms-remove deb

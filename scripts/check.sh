@@ -68,6 +68,7 @@ stage_vm() {
 
 main() {
 	mkdir -p "$LOG"
+	say "kernel $(RT=${RT:-} "$ROOT/scripts/kver.sh")"
 	say "build"
 	stage_build
 	say "unit tests"

@@ -33,6 +33,11 @@
 # test sees EROCE_DEBUG_KERNEL=1 and EROCE_TIMEOUT_MULT, and
 # EROCE_KMOD_DIR when it is set (where the test modules of selftests/kmod
 # built against that kernel are).
+#
+# --kver KVER (or KVER=, as `make check KVER=...` passes it) boots another
+# installed Debian kernel, such as the PREEMPT_RT flavour; eroce.ko and
+# the test modules must have been built for it (scripts/kver.sh says
+# which kernel is the default).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -48,7 +53,7 @@ TIMEOUT=300
 TIMEOUT_SET=0
 T=300			# timeout of the guest being run (its tests' sum)
 GROUP=${EROCE_VM_GROUP:-1}
-KVER=
+KVER=${KVER:-}
 KERNEL_DIR=${EROCE_VM_KERNEL:-}
 MODULE=${EROCE_VM_MODULE:-}
 DEBUG=0
