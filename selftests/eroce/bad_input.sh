@@ -5,8 +5,8 @@
 # serve, with a non-zero exit and nothing left behind: a netdev that does
 # not exist (or lives in another namespace), netdevs without an Ethernet
 # link layer (tun, ipip, wireguard), a netdev that already has an eroce
-# device, a device name already taken.  The loopback device is accepted.
-# Afterwards a valid add still works and the module unloads cleanly.
+# device, a device name already taken (EEXIST, said in dmesg).  The
+# loopback device is accepted.  Afterwards a valid add still works and the module unloads cleanly.
 # On the debug kernel (lib.sh debug_subset) the netdev in another
 # namespace (ib_core's lookup fails as for a missing one) and the ipip
 # and WireGuard netdevs (refused by the same link-layer check as tun)
@@ -67,9 +67,18 @@ test_netdevs() {
 }
 
 test_duplicates() {
+	local out
+
 	ktap_check first_add rdma link add eroce0 type eroce netdev veth0
 	reject same_netdev_twice veth0 eroce1
+	kmsg_mark
 	reject name_taken veth1 eroce0
+	# EEXIST, not ib_core's ENFILE ("Too many open files in system")
+	out=$(rdma link add eroce0 type eroce netdev veth1 2>&1)
+	ktap_result name_taken_eexist \
+		"$(grep -q 'File exists' <<<"$out" &&
+			dmesg_since_mark | grep -q 'name eroce0 is taken'; echo $?)" \
+		"rdma: $out; dmesg: $(dmesg_since_mark)"
 	ktap_check name_taken_first_intact eval \
 		'rdma link show eroce0/1 | grep -q "netdev veth0"'
 	ktap_check lo_allowed rdma link add eroce_lo type eroce netdev lo
@@ -84,7 +93,7 @@ test_cleanup() {
 	ktap_check rmmod_clean eroce_unload
 }
 
-ktap_plan 22
+ktap_plan 23
 require setup
 ktap_check load_module eroce_load
 grep -q '^eroce ' /proc/modules || ktap_bail "module not loaded"

@@ -26,12 +26,35 @@ MODULE_ALIAS_RDMA_LINK(EROCE_LINK_TYPE);
 
 static DEFINE_MUTEX(eroce_link_lock);
 
+/*
+ * ib_core refuses a name that is taken with ENFILE, which `rdma` prints
+ * as "Too many open files in system"; say EEXIST and what happened.  A
+ * device keeps its name until its netdev is unregistered, and the netdev
+ * of a deleted namespace lives until the namespace's last socket is gone
+ * (admin guide, "Network namespaces").  ib_core's check still decides.
+ */
+static int eroce_name_free(const char *ibdev_name)
+{
+	struct ib_device *ibdev;
+
+	ibdev = ib_device_get_by_name(ibdev_name, RDMA_DRIVER_UNKNOWN);
+	if (!ibdev)
+		return 0;
+	pr_err("eroce: RDMA device name %s is taken (rdma link show)\n",
+	       ibdev_name);
+	ib_device_put(ibdev);
+	return -EEXIST;
+}
+
 static int eroce_newlink(const char *ibdev_name, struct net_device *ndev)
 {
 	struct eroce_dev *edev;
 	int err;
 
 	mutex_lock(&eroce_link_lock);
+	err = eroce_name_free(ibdev_name);
+	if (err)
+		goto out_unlock;
 	edev = eroce_dev_get_by_netdev(ndev);
 	if (edev) {
 		pr_err("eroce: %s already has RDMA device %s\n",
