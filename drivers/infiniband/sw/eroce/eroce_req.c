@@ -700,11 +700,15 @@ static int eroce_req_send_seg(struct eroce_qp *qp, struct eroce_swqe *w)
 	wire_len = skb->len;
 	err = eroce_qp_xmit(qp, skb);
 	eroce_rate_sent(qp, wire_len);
-	if (err) {
-		/* dropped on the way out: send it again on the next run */
+	if (err == -ENOBUFS) {
+		/* a full queue on the way out: send it again on the next run */
 		eroce_req_rewind(qp, psn);
 		return -EAGAIN;
 	}
+	/*
+	 * Sent, or lost for want of a path (the address or route is gone):
+	 * the retransmit timer sends it again, and retry_cnt ends it.
+	 */
 	return 0;
 }
 

@@ -1154,7 +1154,7 @@ static void eroce_resp_read_failed(struct eroce_qp *qp, struct eroce_rsp *rsp)
 
 /*
  * Send the next packet of a READ.  Return: 0; -EAGAIN when it could not
- * leave now (no memory, dropped on the way out): try again later;
+ * leave now (no memory, a full queue on the way out): try again later;
  * -EACCES when its MR no longer allows it.
  */
 static int eroce_resp_send_read_pkt(struct eroce_qp *qp,
@@ -1193,8 +1193,13 @@ static int eroce_resp_send_read_pkt(struct eroce_qp *qp,
 		return -EACCES;
 	}
 	eroce_rate_sent(qp, skb->len);
-	if (eroce_qp_xmit(qp, skb))
-		return -EAGAIN;		/* dropped on the way out: retry */
+	/*
+	 * A full queue on the way out: send it again.  A packet without a
+	 * path counts as sent, as if lost on the wire: the requester asks
+	 * again or gives up, and nothing here retries it forever.
+	 */
+	if (eroce_qp_xmit(qp, skb) == -ENOBUFS)
+		return -EAGAIN;
 	rsp->sent++;
 	return 0;
 }

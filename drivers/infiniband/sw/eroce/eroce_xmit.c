@@ -358,8 +358,12 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
  * @skb: a packet from eroce_pkt_alloc(), consumed in every case
  *
  * Context: any, bottom halves off.
- * Return: 0 or a negative errno (the packet is then counted as a TX error;
- * the reliable transport recovers as from any loss).
+ * Return: 0; -ENOBUFS when a full queue on the way out dropped the packet
+ * (local congestion: worth sending again soon); another negative errno
+ * when the packet has no way out (its GID, route, neighbour or netdev is
+ * gone, netfilter dropped it), which the reliable transport treats as a
+ * loss on the wire, so that retry_cnt bounds it.  Either is counted as a
+ * TX error.
  */
 int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
 		   struct dst_cache *route, u16 sport, struct sk_buff *skb)
@@ -380,8 +384,13 @@ int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
 		err = eroce_xmit6(edev, ndev, av, route, sport, skb);
 	rcu_read_unlock();
 
-	/* the skb is consumed; net_xmit_eval() hides qdisc congestion */
+	/*
+	 * The skb is consumed.  net_xmit_eval() hides congestion
+	 * notification; what is left positive is a qdisc's drop.
+	 */
 	err = net_xmit_eval(err);
+	if (err > 0)
+		err = -ENOBUFS;
 	if (err) {
 		eroce_stat_inc(edev, EROCE_CNT_TX_ERRORS);
 		return err;
