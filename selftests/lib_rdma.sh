@@ -427,9 +427,14 @@ CAP_FILE=
 # FILTER, default "udp port 4791") on DEV in namespace NS into FILE with
 # dumpcap, in the background; returns once the filter is attached (a
 # loaded guest may take a minute to start dumpcap).  Not from a subshell
-# (`require`, `$(...)`): CAP_PID would be lost.
+# (`require`, `$(...)`): CAP_PID would be lost.  DEV's UDP segmentation
+# offload is off until cap_stop: eroce's batches (UDP GSO) are cut into
+# packets before the capture sees them, as for a NIC without the offload,
+# so the capture shows what goes on the wire.
 cap_start() {
-	CAP_FILE=$3
+	CAP_FILE=$3 CAP_NS=$1 CAP_DEV=$2
+	ip netns exec "$1" ethtool -K "$2" tx-udp-segmentation off >/dev/null ||
+		return
 	ip netns exec "$1" dumpcap -q -i "$2" -f "${4:-udp port 4791}" -w "$3" \
 		</dev/null >/dev/null 2>"$RDMA_TMP/dumpcap.err" &
 	CAP_PID=$!
@@ -466,5 +471,7 @@ cap_stop() {
 	done
 	kill -TERM "$CAP_PID" 2>/dev/null
 	wait "$CAP_PID" 2>/dev/null
+	ip netns exec "$CAP_NS" ethtool -K "$CAP_DEV" tx-udp-segmentation on \
+		>/dev/null 2>&1
 	return 0
 }

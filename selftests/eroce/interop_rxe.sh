@@ -12,6 +12,12 @@
 # header, opcode) and no QP ran out of retries.  On the debug kernel every
 # tool runs 1/8 of its iterations (perftest 25, pingpong 6), rping half of
 # its 10, and only a subset runs (DEBUG_KEEP below).
+# eroce sends in batches (UDP GSO): rdma_rxe must have received batches
+# cut into packets in both runs (tx_batches moved), and with segmentation
+# offload off on vethE (as on a NIC without it) a capture on vethE of
+# eroce's 64 KiB WRITEs must be standard RoCEv2 frames: lengths, MTU and
+# every ICRC (eroce's and rdma_rxe's) checked by
+# selftests/tools/eroce_pcap_check.py.
 # Run: selftests/run_vm.sh selftests/eroce/interop_rxe.sh
 #
 #   init: vethR 198.18.1.1/24 (rxe0)  <--veth-->  ns1: vethE 198.18.1.2/24 (eroce1)
@@ -37,7 +43,8 @@ SC_T=40
 # responder), eroce's atomic responder, a UD pingpong; the other tools
 # are skips
 DEBUG_KEEP="rping_verify_eroce_srv rping_verify_rxe_srv ib_atomic_bw_eroce_srv
-ud_pingpong_rxe_srv"
+ud_pingpong_rxe_srv batched_wire_write"
+PCAP=$RDMA_TMP/interop.pcap
 
 setup() {
 	modprobe veth && rxe_load && eroce_load && provider_install || return
@@ -106,6 +113,24 @@ run_dir() {
 	SC_OPTS=()
 }
 
+# eroce1 sent batches: run_dir moved tx_batches
+batches_moved() {
+	local d
+	d=$(stat_delta eroce1/1 "$RDMA_TMP/batches" tx_batches)
+	ktap_diag "eroce1 tx_batches +$d"
+	[ "${d:-0}" -gt 0 ]
+}
+
+# the capture of batched_wire_write: eroce1 sent batches, and every frame
+# on vethR is a standard RoCEv2 packet
+wire_ok() {
+	local ok=0 out
+	batches_moved || ok=1
+	out=$(python3 "$EROCE_ROOT/selftests/tools/eroce_pcap_check.py" "$PCAP" 1500) || ok=1
+	ktap_diag "$out"
+	return $ok
+}
+
 rxe_counters_ok() {
 	local c v bad=
 	for c in retry_exceeded_err retry_rnr_exceeded_err; do
@@ -123,13 +148,28 @@ rxe_counters_ok() {
 	[ -z "$bad" ]
 }
 
-ktap_plan 20
+ktap_plan 24
 require setup
 GE=$(gid_index_of eroce1 $EROCE_IP)
 GR=$(gid_index_of rxe0 $RXE_IP)
 kmsg_mark
+stat_snap eroce1/1 "$RDMA_TMP/batches"
 run_dir eroce_srv
+ktap_check batches_received_by_rxe_as_client batches_moved
+stat_snap eroce1/1 "$RDMA_TMP/batches"
 run_dir rxe_srv
+ktap_check batches_received_by_rxe_as_server batches_moved
+# batched WRITEs from eroce1 to rxe0, cut by software segmentation on
+# vethE (cap_start turns its UDP segmentation offload off), captured there
+if ! debug_subset batched_wire_write batched_wire_is_standard_roce; then
+	stat_snap eroce1/1 "$RDMA_TMP/batches"
+	cap_start "$NS1" vethE "$PCAP"
+	SC_SNS="" SC_CNS=$NS1 ktap_srv_cli batched_wire_write perftest_ok \
+		ib_write_bw -d rxe0 -x "$GR" -n "$N" -s 65536 -- \
+		ib_write_bw -d eroce1 -x "$GE" -n "$N" -s 65536 "$RXE_IP"
+	cap_stop
+	ktap_check batched_wire_is_standard_roce wire_ok
+fi
 ktap_diag "eroce1: $(stat_nonzero eroce1/1)"
 ktap_diag "rxe0: $(stat_nonzero rxe0/1)"
 ktap_check counters_no_malformed_or_retry_exceeded rxe_counters_ok

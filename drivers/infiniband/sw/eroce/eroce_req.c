@@ -660,8 +660,33 @@ static bool eroce_req_note_tx(struct eroce_qp *qp)
 	return false;
 }
 
-/* send the next packet of the RC or UC entry at req->cur; 0 or an errno */
-static int eroce_req_send_seg(struct eroce_qp *qp, struct eroce_swqe *w)
+/*
+ * Send the batch.  A full queue on the way out dropped all of it: the
+ * requester goes back to its first packet, to send them again on the
+ * next run (-EAGAIN).  A batch without a path counts as sent, as if lost
+ * on the wire: the retransmit timer sends it again, and retry_cnt ends it.
+ */
+static int eroce_req_xmit_batch(struct eroce_qp *qp, struct eroce_tx_batch *b)
+{
+	struct sk_buff *first = skb_peek(&b->pkts);
+	u32 psn;
+
+	if (!first)
+		return 0;
+	psn = eroce_bth_psn(eroce_pkt_bth(first));
+	if (eroce_qp_xmit_batch(qp, b) != -ENOBUFS)
+		return 0;
+	eroce_req_rewind(qp, psn);
+	return -EAGAIN;
+}
+
+/*
+ * Send the next packet of the RC or UC entry at req->cur: it joins the
+ * batch @b, which goes out first when the packet does not fit it.
+ * Return: 0 or an errno.
+ */
+static int eroce_req_send_seg(struct eroce_qp *qp, struct eroce_swqe *w,
+			      struct eroce_tx_batch *b)
 {
 	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
 	const struct eroce_opcode_info *info;
@@ -669,7 +694,6 @@ static int eroce_req_send_seg(struct eroce_qp *qp, struct eroce_swqe *w)
 	struct sk_buff *skb;
 	struct eroce_bth *bth;
 	bool retransmit;
-	u32 psn, wire_len;
 	u8 opcode;
 	int err;
 
@@ -695,20 +719,17 @@ static int eroce_req_send_seg(struct eroce_qp *qp, struct eroce_swqe *w)
 		}
 	}
 	eroce_req_advance(qp, w, &seg);
+	eroce_rate_sent(qp, skb->len);
 
-	psn = eroce_bth_psn(bth);
-	wire_len = skb->len;
-	err = eroce_qp_xmit(qp, skb);
-	eroce_rate_sent(qp, wire_len);
-	if (err == -ENOBUFS) {
-		/* a full queue on the way out: send it again on the next run */
-		eroce_req_rewind(qp, psn);
-		return -EAGAIN;
+	if (!eroce_tx_batch_fits(qp, b, skb->len)) {
+		/* on -EAGAIN this packet is sent again after the batch */
+		err = eroce_req_xmit_batch(qp, b);
+		if (err) {
+			kfree_skb(skb);
+			return err;
+		}
 	}
-	/*
-	 * Sent, or lost for want of a path (the address or route is gone):
-	 * the retransmit timer sends it again, and retry_cnt ends it.
-	 */
+	eroce_tx_batch_add(b, skb);
 	return 0;
 }
 
@@ -727,6 +748,7 @@ bool eroce_req_resend_one(struct eroce_qp *qp, u32 psn)
 {
 	struct eroce_req *req = &qp->eng.req;
 	u32 cur = req->cur, offset = req->cur_offset, next = req->psn;
+	struct eroce_tx_batch one;
 	struct eroce_swqe *w;
 
 	lockdep_assert_held(&qp->eng.lock);
@@ -742,7 +764,8 @@ bool eroce_req_resend_one(struct eroce_qp *qp, u32 psn)
 		return false;
 	}
 	req->since_ackreq = EROCE_ACKREQ_EVERY;
-	if (eroce_req_send_seg(qp, w))
+	eroce_tx_batch_init(&one);
+	if (eroce_req_send_seg(qp, w, &one) || eroce_req_xmit_batch(qp, &one))
 		return true;	/* it went back N to @psn itself */
 	if (eroce_psn_after(next, req->psn)) {
 		req->cur = cur;
@@ -1209,10 +1232,10 @@ static bool eroce_req_flow_blocked(struct eroce_qp *qp, struct eroce_swqe *w)
 }
 
 /*
- * Run the requester for one batch.  Returns true when it stopped with
- * work left (the caller requeues it).
+ * The requester's loop: at most EROCE_REQ_BUDGET packets, batched in @b.
+ * Returns true when it stopped with work left.
  */
-bool eroce_req_run(struct eroce_qp *qp)
+static bool eroce_req_run_batch(struct eroce_qp *qp, struct eroce_tx_batch *b)
 {
 	struct eroce_req *req = &qp->eng.req;
 	enum ib_qp_state state = eroce_qp_state(qp);
@@ -1271,7 +1294,7 @@ bool eroce_req_run(struct eroce_qp *qp)
 			continue;
 		}
 
-		err = eroce_req_send_seg(qp, w);
+		err = eroce_req_send_seg(qp, w, b);
 		if (err == -ENOMEM)
 			return true;
 		/* the stack dropped a packet: let the queues drain first */
@@ -1291,6 +1314,12 @@ bool eroce_req_run(struct eroce_qp *qp)
 		}
 		if (!rc) {
 			/* UC: complete once the last packet is sent */
+			if (qp->sq.consumer != req->cur &&
+			    eroce_req_xmit_batch(qp, b)) {
+				qp->eng.tx_stalled = true;
+				eroce_rate_stalled(qp);
+				return false;
+			}
 			while (qp->sq.consumer != req->cur)
 				eroce_req_complete_tail(qp, IB_WC_SUCCESS);
 			continue;
@@ -1299,6 +1328,27 @@ bool eroce_req_run(struct eroce_qp *qp)
 			eroce_req_progress(qp);
 	}
 	return true;
+}
+
+/*
+ * Run the requester for one batch.  Returns true when it stopped with
+ * work left (the caller requeues it).
+ */
+bool eroce_req_run(struct eroce_qp *qp)
+{
+	struct eroce_tx_batch b;
+	bool more;
+
+	eroce_tx_batch_init(&b);
+	more = eroce_req_run_batch(qp, &b);
+	if (eroce_req_xmit_batch(qp, &b)) {
+		/* the stack dropped the batch: let the queues drain first */
+		qp->eng.tx_stalled = true;
+		eroce_rate_stalled(qp);
+		eroce_req_progress(qp);
+		return false;
+	}
+	return more;
 }
 
 /*

@@ -1153,12 +1153,31 @@ static void eroce_resp_read_failed(struct eroce_qp *qp, struct eroce_rsp *rsp)
 }
 
 /*
- * Send the next packet of a READ.  Return: 0; -EAGAIN when it could not
+ * Send the batch of @rsp's packets.  A full queue on the way out dropped
+ * all of it: they are sent again (-EAGAIN).  A batch without a path
+ * counts as sent, as if lost on the wire: the requester asks again or
+ * gives up, and nothing here retries it forever.
+ */
+static int eroce_resp_xmit_batch(struct eroce_qp *qp, struct eroce_rsp *rsp,
+				 struct eroce_tx_batch *b)
+{
+	u32 npkts = eroce_tx_batch_count(b);
+
+	if (eroce_qp_xmit_batch(qp, b) != -ENOBUFS)
+		return 0;
+	rsp->sent -= npkts;
+	return -EAGAIN;
+}
+
+/*
+ * Put the next packet of a READ in the batch @b, which goes out first
+ * when the packet does not fit it.  Return: 0; -EAGAIN when it could not
  * leave now (no memory, a full queue on the way out): try again later;
  * -EACCES when its MR no longer allows it.
  */
 static int eroce_resp_send_read_pkt(struct eroce_qp *qp,
-				    struct eroce_rsp *rsp)
+				    struct eroce_rsp *rsp,
+				    struct eroce_tx_batch *b)
 {
 	u32 mtu = eroce_resp_mtu(qp);
 	u32 off = rsp->sent * mtu;
@@ -1193,15 +1212,45 @@ static int eroce_resp_send_read_pkt(struct eroce_qp *qp,
 		return -EACCES;
 	}
 	eroce_rate_sent(qp, skb->len);
-	/*
-	 * A full queue on the way out: send it again.  A packet without a
-	 * path counts as sent, as if lost on the wire: the requester asks
-	 * again or gives up, and nothing here retries it forever.
-	 */
-	if (eroce_qp_xmit(qp, skb) == -ENOBUFS)
+	if (!eroce_tx_batch_fits(qp, b, skb->len) &&
+	    eroce_resp_xmit_batch(qp, rsp, b)) {
+		kfree_skb(skb);
 		return -EAGAIN;
+	}
+	eroce_tx_batch_add(b, skb);
 	rsp->sent++;
 	return 0;
+}
+
+/*
+ * Send what is left of a READ's response, batched, at most *@budget
+ * packets.  Return: 0 when all of it left; -EBUSY when the budget ran
+ * out; -EINPROGRESS when the pacer holds it; -EAGAIN or -EACCES as
+ * eroce_resp_send_read_pkt().
+ */
+static int eroce_resp_send_read(struct eroce_qp *qp, struct eroce_rsp *rsp,
+				int *budget)
+{
+	struct eroce_tx_batch b;
+	int err = 0;
+
+	eroce_tx_batch_init(&b);
+	while (rsp->sent < rsp->npkts) {
+		if ((*budget)-- <= 0) {
+			err = -EBUSY;
+			break;
+		}
+		if (eroce_rate_wait(qp)) {
+			err = -EINPROGRESS;
+			break;
+		}
+		err = eroce_resp_send_read_pkt(qp, rsp, &b);
+		if (err)
+			break;
+	}
+	if (eroce_resp_xmit_batch(qp, rsp, &b) && err != -EACCES)
+		err = -EAGAIN;
+	return err;
 }
 
 /*
@@ -1220,24 +1269,21 @@ static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget)
 
 		switch (rsp->type) {
 		case EROCE_RSP_READ:
-			while (rsp->sent < rsp->npkts) {
-				int err;
-
-				if (budget-- <= 0)
-					return true;
-				if (eroce_rate_wait(qp))
-					return false;	/* paced */
-				err = eroce_resp_send_read_pkt(qp, rsp);
-				if (err == -EACCES) {
-					eroce_resp_read_failed(qp, rsp);
-					return false;
-				}
-				if (err) {
-					/* dropped on the way out: back off */
-					qp->eng.tx_stalled = true;
-					eroce_rate_stalled(qp);
-					return false;
-				}
+			switch (eroce_resp_send_read(qp, rsp, &budget)) {
+			case 0:
+				break;
+			case -EBUSY:
+				return true;
+			case -EINPROGRESS:
+				return false;	/* paced */
+			case -EACCES:
+				eroce_resp_read_failed(qp, rsp);
+				return false;
+			default:
+				/* dropped on the way out: back off */
+				qp->eng.tx_stalled = true;
+				eroce_rate_stalled(qp);
+				return false;
 			}
 			break;
 		case EROCE_RSP_ATOMIC:

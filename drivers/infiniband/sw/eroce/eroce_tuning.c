@@ -92,6 +92,7 @@ void eroce_tuning_init(struct eroce_tuning *t)
 	mutex_init(&t->lock);
 	t->default_tclass = 0;
 	t->cnp_interval_us = 50;
+	t->tx_batch = 1;
 	/* DCQCN: the values the DCQCN paper evaluates */
 	t->dcqcn_g_shift = 8;
 	t->dcqcn_alpha_update_us = 55;
@@ -242,6 +243,7 @@ EROCE_TUNING_U32(default_tclass, default_tclass, 0, 255);
 EROCE_TUNING_U32(priority_tag, priority_tag, 0, 1);
 EROCE_TUNING_CHOICE(cc, cc);
 EROCE_TUNING_U32(ecn, ecn, 0, 1);
+EROCE_TUNING_U32(tx_batch, tx_batch, 0, 1);
 
 static ssize_t profile_show(struct kobject *kobj, struct kobj_attribute *a,
 			    char *buf)
@@ -284,6 +286,7 @@ static struct attribute *eroce_tuning_attrs[] = {
 	&eroce_attr_cc.attr.attr,
 	&eroce_attr_cnp_interval_us.attr.attr,
 	&eroce_attr_ecn.attr.attr,
+	&eroce_attr_tx_batch.attr.attr,
 	&eroce_attr_profile.attr,
 	NULL,
 };

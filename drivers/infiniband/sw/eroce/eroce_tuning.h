@@ -50,6 +50,7 @@ struct eroce_tuning {
 	u32 cc;				/* enum eroce_cc */
 	u32 cnp_interval_us;		/* at most one CNP per QP this often */
 	u32 ecn;			/* mark packets ECN capable, ECT(0) */
+	u32 tx_batch;			/* several packets per UDP GSO skb */
 	/* DCQCN reaction point, dcqcn/ */
 	u32 dcqcn_g_shift;		/* alpha gain g = 2^-g_shift */
 	u32 dcqcn_alpha_update_us;	/* K: alpha decay period */

@@ -10,6 +10,10 @@
  * path in the address vector, computes the ICRC over the finished headers
  * and sends it through the IP stack of the egress netdev's namespace, so
  * the namespace's routes, neighbours, netfilter and qdiscs apply.  A
+ * connected QP's engines collect their packets in a struct eroce_tx_batch
+ * and send equal-sized ones together with eroce_qp_xmit_batch(): one UDP
+ * GSO skb that segmentation cuts back into the packets the ICRCs were
+ * computed for.  A
  * connected QP keeps its route in a per-CPU dst_cache (eroce_qp_xmit()),
  * which the routing layer invalidates when routes change; a new address
  * vector drops it (eroce_qp_route_forget()).  A
@@ -31,6 +35,7 @@
 #include <net/dst_cache.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
+#include <net/ip6_checksum.h>
 #include <net/ip6_route.h>
 #include <net/ipv6_stubs.h>
 #include <net/route.h>
@@ -230,52 +235,130 @@ static struct rtable *eroce_route4(struct net *net, struct net_device *ndev,
 	return rt;
 }
 
+/*
+ * Send a batch of two or more packets as one UDP GSO skb: the others
+ * become the first one's frag_list, and the first one's IP and UDP
+ * headers now describe them all.  Software segmentation (or a NIC's)
+ * gives segment i the first one's headers with the IPv4 ID incremented
+ * i times and its own lengths, which is what the ICRCs were computed for
+ * (see Documentation/design.rst, "Batched transmit").
+ */
+static struct sk_buff *eroce_xmit_gso(struct sk_buff_head *pkts, u32 seg_len)
+{
+	struct sk_buff *head = __skb_dequeue(pkts);
+	struct sk_buff **next = &skb_shinfo(head)->frag_list;
+	unsigned int segs = 1;
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(pkts))) {
+		/*
+		 * Segmentation clones the packet and puts the first one's
+		 * headers back in front; with the header released, a sole
+		 * clone writes them into this headroom instead of copying
+		 * the packet (see "DOC: dataref and headerless skbs").
+		 */
+		__skb_pull(skb, skb_transport_offset(skb) +
+			   sizeof(struct udphdr));
+		__skb_header_release(skb);
+		*next = skb;
+		next = &skb->next;
+		head->len += skb->len;
+		head->data_len += skb->len;
+		head->truesize += skb->truesize;
+		segs++;
+	}
+	udp_hdr(head)->len = htons(head->len - skb_transport_offset(head));
+	head->ip_summed = CHECKSUM_PARTIAL;
+	head->csum_start = skb_transport_header(head) - head->head;
+	head->csum_offset = offsetof(struct udphdr, check);
+	skb_shinfo(head)->gso_size = seg_len;
+	skb_shinfo(head)->gso_type = SKB_GSO_UDP_L4;
+	skb_shinfo(head)->gso_segs = segs;
+	return head;
+}
+
+/* the packets go to the receive path of this host, one by one */
+static int eroce_xmit_loopback_all(struct eroce_dev *edev,
+				   struct net_device *ndev,
+				   struct sk_buff_head *pkts)
+{
+	struct sk_buff *skb;
+	int err = 0;
+
+	while ((skb = __skb_dequeue(pkts)))
+		err = eroce_xmit_loopback(edev, ndev, skb) ?: err;
+	return err;
+}
+
 static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 		       const struct eroce_av *av, struct dst_cache *route,
-		       u16 sport, struct sk_buff *skb)
+		       u16 sport, struct sk_buff_head *pkts, u32 seg_len)
 {
 	u8 tclass = eroce_xmit_tclass(edev, av);
+	struct sk_buff *head = skb_peek(pkts);
 	struct net *net = dev_net(ndev);
 	struct flowi4 fl4 = {};
+	struct sk_buff *skb;
 	struct rtable *rt;
-	struct iphdr *iph;
+	u16 id = 0;
 	int err;
 
 	rt = eroce_route4(net, ndev, av, tclass, route, &fl4);
 	if (IS_ERR(rt)) {
-		kfree_skb(skb);
+		__skb_queue_purge(pkts);
 		return PTR_ERR(rt);
 	}
+	skb_dst_set(head, &rt->dst);
 
-	eroce_push_udp(skb, sport);
-	iph = skb_push(skb, sizeof(*iph));
-	skb_reset_network_header(skb);
-	iph->version = 4;
-	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = tclass;
-	iph->tot_len = htons(skb->len);
-	iph->frag_off = htons(IP_DF);
-	iph->ttl = ip4_dst_hoplimit(&rt->dst);
-	iph->protocol = IPPROTO_UDP;
-	iph->saddr = fl4.saddr;
-	iph->daddr = fl4.daddr;
-	skb_dst_set(skb, &rt->dst);
-	ip_select_ident(net, skb, NULL);
-	ip_send_check(iph);
+	skb_queue_walk(pkts, skb) {
+		struct iphdr *iph;
 
-	err = eroce_pkt_seal(skb);
-	if (err) {
-		kfree_skb(skb);
-		return err;
+		eroce_push_udp(skb, sport);
+		iph = skb_push(skb, sizeof(*iph));
+		skb_reset_network_header(skb);
+		iph->version = 4;
+		iph->ihl = sizeof(*iph) >> 2;
+		iph->tos = tclass;
+		iph->tot_len = htons(skb->len);
+		iph->frag_off = htons(IP_DF);
+		iph->ttl = ip4_dst_hoplimit(&rt->dst);
+		iph->protocol = IPPROTO_UDP;
+		iph->saddr = fl4.saddr;
+		iph->daddr = fl4.daddr;
+		if (skb == head) {
+			ip_select_ident_segs(net, skb, NULL,
+					     skb_queue_len(pkts));
+			id = ntohs(iph->id);
+		} else {
+			/* as segmentation numbers the batch's packets */
+			iph->id = htons(++id);
+		}
+		ip_send_check(iph);
+
+		err = eroce_pkt_seal(skb);
+		if (err) {
+			__skb_queue_purge(pkts);
+			return err;
+		}
 	}
 
-	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	skb->protocol = htons(ETH_P_IP);
 	if (eroce_xmit_is_loopback(ndev, &rt->dst))
-		return eroce_xmit_loopback(edev, ndev, skb);
-	skb->dev = rt->dst.dev;
-	eroce_xmit_priority(edev, av, skb->dev, skb);
-	return ip_local_out(net, eroce_net_sk(edev->net, false), skb);
+		return eroce_xmit_loopback_all(edev, ndev, pkts);
+	if (skb_queue_len(pkts) > 1) {
+		head = eroce_xmit_gso(pkts, seg_len);
+		udp_hdr(head)->check = ~udp_v4_check(head->len -
+						     skb_transport_offset(head),
+						     fl4.saddr, fl4.daddr, 0);
+	} else {
+		__skb_unlink(head, pkts);
+	}
+
+	memset(IPCB(head), 0, sizeof(*IPCB(head)));
+	head->protocol = htons(ETH_P_IP);
+	head->dev = rt->dst.dev;
+	eroce_xmit_priority(edev, av, head->dev, head);
+	/* __ip_local_out() sets the batch's IP total length */
+	return ip_local_out(net, eroce_net_sk(edev->net, false), head);
 }
 
 /* the IPv6 route of @av: from @route when it holds a valid one */
@@ -304,49 +387,112 @@ static struct dst_entry *eroce_route6(struct net *net, struct sock *sk,
 
 static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 		       const struct eroce_av *av, struct dst_cache *route,
-		       u16 sport, struct sk_buff *skb)
+		       u16 sport, struct sk_buff_head *pkts, u32 seg_len)
 {
 	struct sock *sk = eroce_net_sk(edev->net, true);
+	struct sk_buff *head = skb_peek(pkts);
 	struct net *net = dev_net(ndev);
 	struct flowi6 fl6 = {};
 	struct dst_entry *dst;
-	struct ipv6hdr *ip6h;
+	struct sk_buff *skb;
 
 	if (!sk) {
-		kfree_skb(skb);
+		__skb_queue_purge(pkts);
 		return -EAFNOSUPPORT;
 	}
 
 	dst = eroce_route6(net, sk, ndev, av, route, &fl6);
 	if (IS_ERR(dst)) {
-		kfree_skb(skb);
+		__skb_queue_purge(pkts);
 		return PTR_ERR(dst);
 	}
+	skb_dst_set(head, dst);
 
-	eroce_push_udp(skb, sport);
-	ip6h = skb_push(skb, sizeof(*ip6h));
-	skb_reset_network_header(skb);
-	ip6_flow_hdr(ip6h, eroce_xmit_tclass(edev, av),
-		     cpu_to_be32(av->flow_label) & IPV6_FLOWLABEL_MASK);
-	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
-	ip6h->nexthdr = IPPROTO_UDP;
-	ip6h->hop_limit = ip6_dst_hoplimit(dst);
-	ip6h->saddr = fl6.saddr;
-	ip6h->daddr = fl6.daddr;
-	skb_dst_set(skb, dst);
+	skb_queue_walk(pkts, skb) {
+		struct ipv6hdr *ip6h;
 
-	if (eroce_pkt_seal(skb)) {
-		kfree_skb(skb);
-		return -EINVAL;
+		eroce_push_udp(skb, sport);
+		ip6h = skb_push(skb, sizeof(*ip6h));
+		skb_reset_network_header(skb);
+		ip6_flow_hdr(ip6h, eroce_xmit_tclass(edev, av),
+			     cpu_to_be32(av->flow_label) & IPV6_FLOWLABEL_MASK);
+		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+		ip6h->nexthdr = IPPROTO_UDP;
+		ip6h->hop_limit = ip6_dst_hoplimit(dst);
+		ip6h->saddr = fl6.saddr;
+		ip6h->daddr = fl6.daddr;
+
+		if (eroce_pkt_seal(skb)) {
+			__skb_queue_purge(pkts);
+			return -EINVAL;
+		}
 	}
 
-	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-	skb->protocol = htons(ETH_P_IPV6);
 	if (eroce_xmit_is_loopback(ndev, dst))
-		return eroce_xmit_loopback(edev, ndev, skb);
-	skb->dev = dst->dev;
-	eroce_xmit_priority(edev, av, skb->dev, skb);
-	return ip6_local_out(net, sk, skb);
+		return eroce_xmit_loopback_all(edev, ndev, pkts);
+	if (skb_queue_len(pkts) > 1) {
+		head = eroce_xmit_gso(pkts, seg_len);
+		udp_hdr(head)->check = ~udp_v6_check(head->len -
+						     skb_transport_offset(head),
+						     &fl6.saddr, &fl6.daddr, 0);
+	} else {
+		__skb_unlink(head, pkts);
+	}
+
+	memset(IP6CB(head), 0, sizeof(*IP6CB(head)));
+	head->protocol = htons(ETH_P_IPV6);
+	head->dev = dst->dev;
+	eroce_xmit_priority(edev, av, head->dev, head);
+	/* ip6_local_out() sets the batch's payload length */
+	return ip6_local_out(net, sk, head);
+}
+
+/*
+ * Encapsulate and send @pkts (one packet, or a batch of equal-sized ones
+ * but for a shorter last one, each @seg_len long), consumed in every case.
+ * Return as eroce_pkt_xmit(); a batch is sent or dropped as a whole.
+ */
+static int eroce_pkts_xmit(struct eroce_dev *edev, const struct eroce_av *av,
+			   struct dst_cache *route, u16 sport,
+			   struct sk_buff_head *pkts, u32 seg_len)
+{
+	u32 npkts = skb_queue_len(pkts);
+	struct net_device *ndev;
+	struct sk_buff *skb;
+	u64 len = 0;
+	int err;
+
+	skb_queue_walk(pkts, skb)
+		len += skb->len;
+
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(av->sgid_attr);
+	if (IS_ERR(ndev)) {
+		err = PTR_ERR(ndev);
+		__skb_queue_purge(pkts);
+	} else if (av->network_type == RDMA_NETWORK_IPV4) {
+		err = eroce_xmit4(edev, ndev, av, route, sport, pkts, seg_len);
+	} else {
+		err = eroce_xmit6(edev, ndev, av, route, sport, pkts, seg_len);
+	}
+	rcu_read_unlock();
+
+	/*
+	 * The packets are consumed.  net_xmit_eval() hides congestion
+	 * notification; what is left positive is a qdisc's drop.
+	 */
+	err = net_xmit_eval(err);
+	if (err > 0)
+		err = -ENOBUFS;
+	if (err) {
+		eroce_stat_add(edev, EROCE_CNT_TX_ERRORS, npkts);
+		return err;
+	}
+	eroce_stat_add(edev, EROCE_CNT_TX_PACKETS, npkts);
+	eroce_stat_add(edev, EROCE_CNT_TX_BYTES, len);
+	if (npkts > 1)
+		eroce_stat_inc(edev, EROCE_CNT_TX_BATCHES);
+	return 0;
 }
 
 /**
@@ -368,63 +514,92 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
 		   struct dst_cache *route, u16 sport, struct sk_buff *skb)
 {
-	struct net_device *ndev;
-	unsigned int len = skb->len;
-	int err;
+	struct sk_buff_head one;
 
-	rcu_read_lock();
-	ndev = rdma_read_gid_attr_ndev_rcu(av->sgid_attr);
-	if (IS_ERR(ndev)) {
-		err = PTR_ERR(ndev);
-		goto err_free;
-	}
-	if (av->network_type == RDMA_NETWORK_IPV4)
-		err = eroce_xmit4(edev, ndev, av, route, sport, skb);
-	else
-		err = eroce_xmit6(edev, ndev, av, route, sport, skb);
-	rcu_read_unlock();
+	__skb_queue_head_init(&one);
+	__skb_queue_tail(&one, skb);
+	return eroce_pkts_xmit(edev, av, route, sport, &one, skb->len);
+}
 
-	/*
-	 * The skb is consumed.  net_xmit_eval() hides congestion
-	 * notification; what is left positive is a qdisc's drop.
-	 */
-	err = net_xmit_eval(err);
-	if (err > 0)
-		err = -ENOBUFS;
-	if (err) {
-		eroce_stat_inc(edev, EROCE_CNT_TX_ERRORS);
-		return err;
-	}
-	eroce_stat_inc(edev, EROCE_CNT_TX_PACKETS);
-	eroce_stat_add(edev, EROCE_CNT_TX_BYTES, len);
-	return 0;
-
-err_free:
-	rcu_read_unlock();
-	kfree_skb(skb);
-	eroce_stat_inc(edev, EROCE_CNT_TX_ERRORS);
-	return err;
+/* the UDP source port of a connected QP's flow */
+static u16 eroce_qp_sport(struct eroce_qp *qp)
+{
+	/* both directions of a connection use the same hash of the QPNs */
+	return rdma_get_udp_sport(qp->attrs.av.flow_label, qp->ibqp.qp_num,
+				  READ_ONCE(qp->attrs.dest_qp_num));
 }
 
 /**
  * eroce_qp_xmit() - send a packet on a connected QP's path
- * @qp: an RC QP with its address vector set
+ * @qp: an RC or UC QP with its address vector set
  * @skb: a packet from eroce_pkt_alloc(), consumed in every case
  *
  * As eroce_pkt_xmit(), through the QP's route cache, from the UDP source
- * port of the QP's flow (both directions of a connection use the same
- * hash of the two QPNs and the flow label).
+ * port of the QP's flow.
  * Context: the QP's engine lock held.
  */
 int eroce_qp_xmit(struct eroce_qp *qp, struct sk_buff *skb)
 {
-	u16 sport = rdma_get_udp_sport(qp->attrs.av.flow_label,
-				       qp->ibqp.qp_num,
-				       READ_ONCE(qp->attrs.dest_qp_num));
-
 	lockdep_assert_held(&qp->eng.lock);
 	return eroce_pkt_xmit(to_eroce_dev(qp->ibqp.device), &qp->attrs.av,
-			      &qp->eng.route, sport, skb);
+			      &qp->eng.route, eroce_qp_sport(qp), skb);
+}
+
+/**
+ * eroce_tx_batch_fits() - may a packet join a batch?
+ * @qp: the QP whose packets the batch holds
+ * @b: the batch
+ * @len: the packet's length (skb->len of a packet from eroce_pkt_alloc())
+ *
+ * An empty batch takes any packet.  A packet joins a batch when the
+ * device's `tx_batch` tunable is on, it is no longer than the packets
+ * before it, none of those was shorter, and the batch stays within one
+ * IP packet's length and EROCE_TX_BATCH_PKTS.
+ */
+bool eroce_tx_batch_fits(struct eroce_qp *qp, const struct eroce_tx_batch *b,
+			 u32 len)
+{
+	struct sk_buff *last = skb_peek_tail(&b->pkts);
+	u32 room = IP_MAX_MTU - sizeof(struct ipv6hdr) - sizeof(struct udphdr);
+
+	if (!last)
+		return true;
+	if (!READ_ONCE(to_eroce_dev(qp->ibqp.device)->tuning.tx_batch))
+		return false;
+	return last->len == b->seg_len && len <= b->seg_len &&
+	       b->len + len <= room &&
+	       eroce_tx_batch_count(b) < EROCE_TX_BATCH_PKTS;
+}
+
+/* add a packet that eroce_tx_batch_fits() */
+void eroce_tx_batch_add(struct eroce_tx_batch *b, struct sk_buff *skb)
+{
+	if (skb_queue_empty(&b->pkts))
+		b->seg_len = skb->len;
+	b->len += skb->len;
+	__skb_queue_tail(&b->pkts, skb);
+}
+
+/**
+ * eroce_qp_xmit_batch() - send a batch on a connected QP's path
+ * @qp: an RC or UC QP with its address vector set
+ * @b: the batch, empty afterwards
+ *
+ * Context: the QP's engine lock held.
+ * Return: as eroce_qp_xmit(), for all of the batch's packets.
+ */
+int eroce_qp_xmit_batch(struct eroce_qp *qp, struct eroce_tx_batch *b)
+{
+	u32 seg_len = b->seg_len;
+
+	lockdep_assert_held(&qp->eng.lock);
+	if (skb_queue_empty(&b->pkts))
+		return 0;
+	b->seg_len = 0;
+	b->len = 0;
+	return eroce_pkts_xmit(to_eroce_dev(qp->ibqp.device), &qp->attrs.av,
+			       &qp->eng.route, eroce_qp_sport(qp), &b->pkts,
+			       seg_len);
 }
 
 /**

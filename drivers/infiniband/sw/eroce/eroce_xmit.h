@@ -17,11 +17,47 @@ static inline struct eroce_bth *eroce_pkt_bth(struct sk_buff *skb)
 	return (struct eroce_bth *)skb->data;
 }
 
+/**
+ * struct eroce_tx_batch - packets of one QP's flow that leave as one skb
+ * @pkts: the packets, in PSN order, each from eroce_pkt_alloc()
+ * @seg_len: the length of every packet but the last
+ * @len: the sum of their lengths
+ *
+ * Several packets go through the IP stack as one UDP GSO skb, which the
+ * stack or the NIC cuts back into standard RoCEv2 packets.  They must be
+ * equally long but for a shorter last one.  The engine that fills a batch
+ * owns it (on its stack, under its engine lock).
+ */
+struct eroce_tx_batch {
+	struct sk_buff_head pkts;
+	u32 seg_len;
+	u32 len;
+};
+
+/* at most this many packets in a batch (the IP total length bounds it too) */
+#define EROCE_TX_BATCH_PKTS	64
+
+static inline void eroce_tx_batch_init(struct eroce_tx_batch *b)
+{
+	__skb_queue_head_init(&b->pkts);
+	b->seg_len = 0;
+	b->len = 0;
+}
+
+static inline u32 eroce_tx_batch_count(const struct eroce_tx_batch *b)
+{
+	return skb_queue_len(&b->pkts);
+}
+
 struct sk_buff *eroce_pkt_alloc(u8 opcode, u32 paylen);
 void *eroce_pkt_payload(struct sk_buff *skb);
 int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
 		   struct dst_cache *route, u16 sport, struct sk_buff *skb);
 int eroce_qp_xmit(struct eroce_qp *qp, struct sk_buff *skb);
+bool eroce_tx_batch_fits(struct eroce_qp *qp, const struct eroce_tx_batch *b,
+			 u32 len);
+void eroce_tx_batch_add(struct eroce_tx_batch *b, struct sk_buff *skb);
+int eroce_qp_xmit_batch(struct eroce_qp *qp, struct eroce_tx_batch *b);
 void eroce_qp_route_forget(struct eroce_qp *qp);
 void eroce_xmit_loopback_work(struct work_struct *work);
 void eroce_xmit_loopback_purge(struct eroce_dev *edev);
