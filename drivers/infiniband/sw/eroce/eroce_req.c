@@ -764,7 +764,7 @@ bool eroce_req_resend_one(struct eroce_qp *qp, u32 psn)
 		return false;
 	}
 	req->since_ackreq = EROCE_ACKREQ_EVERY;
-	eroce_tx_batch_init(&one);
+	eroce_tx_batch_init(&one, 1);
 	if (eroce_req_send_seg(qp, w, &one) || eroce_req_xmit_batch(qp, &one))
 		return true;	/* it went back N to @psn itself */
 	if (eroce_psn_after(next, req->psn)) {
@@ -1339,7 +1339,7 @@ bool eroce_req_run(struct eroce_qp *qp)
 	struct eroce_tx_batch b;
 	bool more;
 
-	eroce_tx_batch_init(&b);
+	eroce_tx_batch_init(&b, eroce_req_window(qp));
 	more = eroce_req_run_batch(qp, &b);
 	if (eroce_req_xmit_batch(qp, &b)) {
 		/* the stack dropped the batch: let the queues drain first */

@@ -1231,10 +1231,12 @@ static int eroce_resp_send_read_pkt(struct eroce_qp *qp,
 static int eroce_resp_send_read(struct eroce_qp *qp, struct eroce_rsp *rsp,
 				int *budget)
 {
+	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	struct eroce_tx_batch b;
 	int err = 0;
 
-	eroce_tx_batch_init(&b);
+	/* sized to the requester's window, as far as this side knows it */
+	eroce_tx_batch_init(&b, READ_ONCE(edev->tuning.max_inflight_pkts));
 	while (rsp->sent < rsp->npkts) {
 		if ((*budget)-- <= 0) {
 			err = -EBUSY;

@@ -554,7 +554,7 @@ int eroce_qp_xmit(struct eroce_qp *qp, struct sk_buff *skb)
  * An empty batch takes any packet.  A packet joins a batch when the
  * device's `tx_batch` tunable is on, it is no longer than the packets
  * before it, none of those was shorter, and the batch stays within one
- * IP packet's length and EROCE_TX_BATCH_PKTS.
+ * IP packet's length and its max_pkts.
  */
 bool eroce_tx_batch_fits(struct eroce_qp *qp, const struct eroce_tx_batch *b,
 			 u32 len)
@@ -567,8 +567,7 @@ bool eroce_tx_batch_fits(struct eroce_qp *qp, const struct eroce_tx_batch *b,
 	if (!READ_ONCE(to_eroce_dev(qp->ibqp.device)->tuning.tx_batch))
 		return false;
 	return last->len == b->seg_len && len <= b->seg_len &&
-	       b->len + len <= room &&
-	       eroce_tx_batch_count(b) < EROCE_TX_BATCH_PKTS;
+	       b->len + len <= room && eroce_tx_batch_count(b) < b->max_pkts;
 }
 
 /* add a packet that eroce_tx_batch_fits() */

@@ -22,6 +22,7 @@ static inline struct eroce_bth *eroce_pkt_bth(struct sk_buff *skb)
  * @pkts: the packets, in PSN order, each from eroce_pkt_alloc()
  * @seg_len: the length of every packet but the last
  * @len: the sum of their lengths
+ * @max_pkts: at most this many packets, 1 to EROCE_TX_BATCH_PKTS
  *
  * Several packets go through the IP stack as one UDP GSO skb, which the
  * stack or the NIC cuts back into standard RoCEv2 packets.  They must be
@@ -32,16 +33,24 @@ struct eroce_tx_batch {
 	struct sk_buff_head pkts;
 	u32 seg_len;
 	u32 len;
+	u32 max_pkts;
 };
 
 /* at most this many packets in a batch (the IP total length bounds it too) */
 #define EROCE_TX_BATCH_PKTS	64
 
-static inline void eroce_tx_batch_init(struct eroce_tx_batch *b)
+/*
+ * An engine sizes its batches to a quarter of what it may have in
+ * flight: a batch lost whole (a qdisc drops it as one packet) leaves
+ * packets behind it whose arrival shows the receiver the hole, instead
+ * of a silence only the retransmit timer ends.
+ */
+static inline void eroce_tx_batch_init(struct eroce_tx_batch *b, u32 inflight)
 {
 	__skb_queue_head_init(&b->pkts);
 	b->seg_len = 0;
 	b->len = 0;
+	b->max_pkts = clamp_t(u32, inflight / 4, 1, EROCE_TX_BATCH_PKTS);
 }
 
 static inline u32 eroce_tx_batch_count(const struct eroce_tx_batch *b)
