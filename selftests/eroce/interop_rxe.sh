@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# vm-timeout: 600
+# vm-timeout: 900
 #
 # interop_rxe.sh: eroce talks standard RoCEv2 to the upstream soft-RoCE,
 # rdma_rxe, in both directions (eroce server / rxe client, then rxe server /
@@ -165,8 +165,8 @@ if ! debug_subset batched_wire_write batched_wire_is_standard_roce; then
 	stat_snap eroce1/1 "$RDMA_TMP/batches"
 	cap_start "$NS1" vethE "$PCAP"
 	SC_SNS="" SC_CNS=$NS1 ktap_srv_cli batched_wire_write perftest_ok \
-		ib_write_bw -d rxe0 -x "$GR" -n "$N" -s 65536 -- \
-		ib_write_bw -d eroce1 -x "$GE" -n "$N" -s 65536 "$RXE_IP"
+		ib_write_bw -d rxe0 -x "$GR" -n "$N50" -s 65536 -- \
+		ib_write_bw -d eroce1 -x "$GE" -n "$N50" -s 65536 "$RXE_IP"
 	cap_stop
 	ktap_check batched_wire_is_standard_roce wire_ok
 fi
