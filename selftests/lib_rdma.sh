@@ -387,8 +387,12 @@ netem_clear() {
 # packet: mpu 1600 counts every packet (at most 1514 bytes here) as 1600
 # bytes, burst 1700 bytes holds one of them, and at 56 bit/s the tokens
 # for a second take 214 s to come back, longer than a test runs.
+# A tc filter sees an eroce batch (UDP GSO, the tx_batch tunable) as one
+# packet, with the first packet's BTH: until drop_clear every eroce
+# device sends its packets one by one, so each can be chosen.
 drop_once() {
 	local ns=$1 dev=$2 dir=$3 op=${4%/*} opmask=${4#*/} mask=$5 psn; shift 5
+	eroce_tx_batch_all 0 || return
 	tc ${ns:+-n "$ns"} qdisc show dev "$dev" | grep -q clsact ||
 		tc ${ns:+-n "$ns"} qdisc add dev "$dev" clsact || return
 	for psn in "$@"; do
@@ -415,7 +419,17 @@ drop_count() {
 # drop_clear NS DEV: remove DEV's clsact qdisc and with it every filter
 drop_clear() {
 	tc ${1:+-n "$1"} qdisc del dev "$2" clsact 2>/dev/null
+	eroce_tx_batch_all 1
 	return 0
+}
+
+# eroce_tx_batch_all 0|1: the tx_batch tunable of every eroce device
+eroce_tx_batch_all() {
+	local f
+	for f in /sys/class/infiniband/eroce*/tuning/tx_batch; do
+		[ -e "$f" ] || continue
+		echo "$1" >"$f" || return
+	done
 }
 
 # ---- capture ---------------------------------------------------------------
