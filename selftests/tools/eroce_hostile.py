@@ -25,10 +25,12 @@ import struct
 import subprocess
 import sys
 import time
-import zlib
 
 from scapy.all import Ether, IP, UDP, Raw, raw, conf  # noqa: E402
 from scapy.contrib.roce import BTH  # noqa: E402
+
+# the ICRC of an IPv4 RoCEv2 packet, l3 = IP header .. payload (no ICRC)
+from eroce_pcap_check import icrc4 as icrc  # noqa: E402
 
 conf.verb = 0
 ROCE_PORT = 4791
@@ -59,22 +61,6 @@ def deth(qkey, sqp):
 
 def aeth(syndrome, msn):
     return struct.pack('!I', (syndrome << 24) | (msn & 0xffffff))
-
-
-def icrc(l3):
-    """ICRC of an IPv4 RoCEv2 packet, l3 = IP header .. payload (no ICRC)."""
-    ihl = (l3[0] & 0x0f) * 4
-    ip = bytearray(l3[:ihl])
-    ip[1] = 0xff                 # TOS
-    ip[8] = 0xff                 # TTL
-    ip[10:12] = b'\xff\xff'      # header checksum
-    udp = bytearray(l3[ihl:ihl + 8])
-    udp[6:8] = b'\xff\xff'       # UDP checksum
-    rest = bytearray(l3[ihl + 8:])
-    if len(rest) > 4:
-        rest[4] = 0xff           # BTH FECN/BECN/resv6
-    crc = zlib.crc32(b'\xff' * 8 + bytes(ip) + bytes(udp) + bytes(rest))
-    return struct.pack('<I', crc)
 
 
 class Wire:

@@ -48,7 +48,8 @@ def masked_crc(ip, l4):
     udp = bytearray(l4[:8])
     udp[6:8] = b'\xff\xff'               # UDP checksum
     rest = bytearray(l4[8:])
-    rest[4] = 0xff                       # BTH FECN, BECN, resv6
+    if len(rest) > 4:
+        rest[4] = 0xff                   # BTH FECN, BECN, resv6
     crc = zlib.crc32(b'\xff' * 8 + ip + bytes(udp) + bytes(rest))
     return struct.pack('<I', crc & 0xffffffff)
 
