@@ -45,6 +45,9 @@ VMDIR="$ROOT/selftests/vm"
 OUT="$ROOT/out/vm"
 # seconds on top of the test timeout for boot, log scan and poweroff
 BOOT_MARGIN=${EROCE_VM_BOOT_MARGIN:-120}
+# seconds for a guest to start its first test; a guest that has not is
+# stopped and booted again, once (a boot that hangs is no test's verdict)
+BOOT_LIMIT=${EROCE_VM_BOOT_LIMIT:-120}
 # kernel messages worth showing when the guest died without a verdict
 SPLAT='WARNING:|BUG:|kernel BUG|Oops|panic|general protection|Call Trace|UBSAN:'
 
@@ -113,6 +116,7 @@ debug_kernel() {
 	MULT=${EROCE_VM_TIMEOUT_MULT:-3}
 	case "$MULT" in ''|*[!0-9]*|0) usage ;; esac
 	BOOT_MARGIN=$((BOOT_MARGIN * MULT))
+	BOOT_LIMIT=$((BOOT_LIMIT * MULT))
 }
 
 check_host() {
@@ -186,6 +190,7 @@ run_qemu() {
 		-accel tcg -cpu qemu64 -smp 2 -m 2G \
 		-nodefaults -no-user-config -nic none -display none -no-reboot \
 		-serial "file:$dir/console.log" "${show[@]}" \
+		-pidfile "$dir/qemu.pid" \
 		-kernel "$VMLINUX" -initrd "$INITRD" \
 		-append "console=ttyS0 panic=-1 quiet rdinit=/init tsc=reliable no_timer_check mitigations=off i8042.noaux i8042.nokbd$debug" \
 		-fsdev "local,id=hostroot,path=/,readonly=on,$p9" \
@@ -195,19 +200,55 @@ run_qemu() {
 		</dev/null >"$dir/qemu.log" 2>&1
 }
 
-# run_guest DIR: run QEMU, in --show mode streaming the test output live
-run_guest() {
-	local dir=$1 qpid rc=0
+# start_guest DIR: QEMU for the guest in DIR in the background (QPID),
+# in --show mode its test output streamed live (STREAM_PID)
+start_guest() {
+	local dir=$1
 
-	if [ $SHOW = 0 ]; then
-		run_qemu "$dir" || rc=$?
-		return $rc
-	fi
-	: >"$dir/stream.log"
+	rm -f "$dir/qemu.pid"
 	run_qemu "$dir" &
-	qpid=$!
-	tail -n +1 -F -s 0.2 --pid=$qpid "$dir/stream.log" 2>/dev/null | indent
-	wait $qpid || rc=$?
+	QPID=$!
+	STREAM_PID=
+	if [ $SHOW = 1 ]; then
+		: >"$dir/stream.log"
+		tail -n +1 -F -s 0.2 --pid=$QPID "$dir/stream.log" 2>/dev/null |
+			indent &
+		STREAM_PID=$!
+	fi
+}
+
+# booted DIR: wait until the guest in DIR starts its first test (or ends);
+# false if BOOT_LIMIT passed first, QEMU then stopped
+booted() {
+	local dir=$1 start=$SECONDS
+
+	while [ ! -e "$dir/1/test" ] && kill -0 $QPID 2>/dev/null; do
+		if [ $((SECONDS - start)) -ge "$BOOT_LIMIT" ]; then
+			kill "$(cat "$dir/qemu.pid" 2>/dev/null)" 2>/dev/null ||
+				kill $QPID
+			wait $QPID || true
+			[ -z "$STREAM_PID" ] || wait $STREAM_PID || true
+			return 1
+		fi
+		sleep 1
+	done
+}
+
+# run_guest DIR: run the guest for DIR; one that does not start its first
+# test within BOOT_LIMIT is booted once more, its console kept as
+# console.first-boot.log and the fact noted in DIR/reboot
+run_guest() {
+	local dir=$1 rc=0
+
+	start_guest "$dir"
+	if ! booted "$dir"; then
+		mv "$dir/console.log" "$dir/console.first-boot.log"
+		rm -rf "$dir"/[0-9]*
+		echo "the guest had not started its first test after ${BOOT_LIMIT}s (its console: ${dir#"$ROOT"/}/console.first-boot.log); booted a new one" >"$dir/reboot"
+		start_guest "$dir"
+	fi
+	wait $QPID || rc=$?
+	[ -z "$STREAM_PID" ] || wait $STREAM_PID || true
 	return $rc
 }
 
@@ -330,6 +371,7 @@ run_group() {
 		i=$((i + 1))
 		name=$(test_name "$t")
 		echo "    # Subtest: $name"
+		[ $i != 1 ] || [ ! -s "$dir/reboot" ] || sed 's/^/    # /' "$dir/reboot"
 		[ $SHOW = 1 ] || [ ! -f "$dir/$i/output" ] || indent <"$dir/$i/output"
 		reason=$(verdict "$dir" $i "$qrc")
 		secs=$(cat "$dir/$i/time" 2>/dev/null) || secs="?"
@@ -354,7 +396,7 @@ run_group() {
 			bad=1
 		fi
 	done
-	[ $bad = 1 ] || rm -rf "$dir"
+	[ $bad = 1 ] || [ -s "$dir/reboot" ] || rm -rf "$dir"
 }
 
 main() {

@@ -46,7 +46,7 @@ SNAP_DIR=$(mktemp -d "$RDMA_TMP/frwr.XXXXXX")
 stat_snap eroce1 "$SNAP_DIR/eroce1"
 stat_snap eroce2 "$SNAP_DIR/eroce2"
 kmsg_mark
-ktap_check kfrwr_loads timeout "$(tmo 300)" insmod "$KFRWR" dev_a=eroce1 \
+ktap_check kfrwr_loads timeout "$(tmo 150)" insmod "$KFRWR" dev_a=eroce1 \
 	gid_a="$(gid_index_of eroce1 198.18.4.1)" dev_b=eroce2 \
 	gid_b="$(gid_index_of eroce2 198.18.4.2)"
 rmmod eroce_kfrwr 2>/dev/null

@@ -18,6 +18,7 @@
  */
 #include <linux/delay.h>
 #include <linux/module.h>
+#include <linux/sched/signal.h>
 #include <rdma/ib_verbs.h>
 
 static char *dev = "eroce1";
@@ -36,13 +37,16 @@ static void kc_result(const char *name, bool ok, const char *why)
 	}
 }
 
-/* the completion of @wr_id within a few seconds: its status, or -1 */
+/*
+ * The completion of @wr_id within a few seconds: its status, or -1 (at
+ * once when insmod was killed, as by the test's timeout).
+ */
 static int kc_wait_wc(struct ib_cq *cq, u64 wr_id)
 {
 	struct ib_wc wc;
 	int i;
 
-	for (i = 0; i < 500; i++) {
+	for (i = 0; i < 500 && !fatal_signal_pending(current); i++) {
 		while (ib_poll_cq(cq, 1, &wc) == 1)
 			if (wc.wr_id == wr_id)
 				return wc.status;

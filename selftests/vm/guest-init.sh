@@ -293,6 +293,7 @@ main() {
 	local rc i var start secs setup_err='' debug=0
 	local -a TEST_START=() RCS=()
 
+	echo "eroce-vm: guest-init started"
 	mount_fs
 	setup_env
 	[ "${EROCE_DEBUG_KERNEL:-0}" = 1 ] && debug=1
