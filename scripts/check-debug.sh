@@ -14,7 +14,8 @@
 #           the test modules of selftests/kmod in out/debug/kmod
 #   tools   the provider and the selftest programs (`make provider tools`)
 #   vm      selftests/run_vm.sh --kernel on selftests/eroce/*.sh but
-#           packaging.sh (or the TEST.sh given) and tests/kunit/kunit.sh,
+#           packaging.sh (or the TEST.sh given), tests/kunit/kunit.sh and
+#           selftests/debug/*.sh (fault injection),
 #           EROCE_VM_GROUP of them (default 6) per guest: a boot and
 #           kmemleak's scans cost about two minutes on this kernel
 # Each build step is one test (a non-zero exit or a warning fails it); the
@@ -100,6 +101,10 @@ stage_vm() {
 		done
 		say "vm: packaging.sh left out (its DKMS build is for Debian's kernel)"
 		[ -f "$ROOT/tests/kunit/kunit.sh" ] && tests+=("$ROOT/tests/kunit/kunit.sh")
+		# the tests that need the debug kernel's instruments
+		for t in "$ROOT"/selftests/debug/*.sh; do
+			[ -f "$t" ] && tests+=("$t")
+		done
 	fi
 	EROCE_KMOD_DIR="$SCRATCH/kmod/selftests/kmod" \
 		"$ROOT/selftests/run_vm.sh" --kernel "$KDIR" \

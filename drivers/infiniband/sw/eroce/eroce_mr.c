@@ -21,6 +21,7 @@
  * copy, never from one packet of a message to the next: dereg waits for
  * a copy in progress at most, whatever the peer does.
  */
+#include <linux/error-injection.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -51,7 +52,12 @@ static int eroce_mr_check_access(int access)
 	return 0;
 }
 
-static struct eroce_mr *eroce_mr_alloc(struct eroce_res *res, int access)
+/*
+ * A new MR with @access, counted against the device's limit, not yet
+ * numbered.  A fail_function point: every kind of MR starts here.
+ */
+static noinline struct eroce_mr *eroce_mr_alloc(struct eroce_res *res,
+						int access)
 {
 	struct eroce_mr *mr;
 	int err;
@@ -75,6 +81,8 @@ static struct eroce_mr *eroce_mr_alloc(struct eroce_res *res, int access)
 	eroce_obj_init(&mr->obj);
 	return mr;
 }
+
+ALLOW_ERROR_INJECTION(eroce_mr_alloc, ERRNO);
 
 /* number the MR and make it visible to eroce_mr_get() */
 static int eroce_mr_publish(struct eroce_res *res, struct eroce_mr *mr)

@@ -344,7 +344,7 @@ void eroce_rate_ecn_ce(struct eroce_qp *qp)
 		return;
 	if (r->cnp_sent_ns && now - r->cnp_sent_ns < gap)
 		return;
-	skb = eroce_pkt_alloc(EROCE_OP_CNP, 0);
+	skb = eroce_pkt_alloc(edev, EROCE_OP_CNP, 0);
 	if (!skb)
 		return;
 	r->cnp_sent_ns = now;

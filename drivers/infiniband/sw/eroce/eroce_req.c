@@ -703,7 +703,8 @@ static int eroce_req_send_seg(struct eroce_qp *qp, struct eroce_swqe *w,
 				 seg.last);
 	info = eroce_opcode_info(opcode);
 	retransmit = !uc && eroce_req_note_tx(qp);
-	skb = eroce_pkt_alloc(opcode, seg.paylen);
+	skb = eroce_pkt_alloc(to_eroce_dev(qp->ibqp.device), opcode,
+			      seg.paylen);
 	if (!skb)
 		return -ENOMEM;
 	bth = eroce_pkt_bth(skb);
@@ -800,7 +801,8 @@ void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w)
 		return;
 	if (req->rtt_timing && eroce_psn_before_eq(w->resp_psn, req->rtt_psn))
 		req->rtt_timing = false;
-	skb = eroce_pkt_alloc(EROCE_OP_RC_READ_REQUEST, 0);
+	skb = eroce_pkt_alloc(to_eroce_dev(qp->ibqp.device),
+			      EROCE_OP_RC_READ_REQUEST, 0);
 	if (!skb)
 		return;
 	bth = eroce_pkt_bth(skb);
@@ -837,7 +839,7 @@ static int eroce_req_send_ud(struct eroce_qp *qp, struct eroce_swqe *w)
 
 	opcode = eroce_wr_info(wqe->opcode)->ud_only;
 	info = eroce_opcode_info(opcode);
-	skb = eroce_pkt_alloc(opcode, w->length);
+	skb = eroce_pkt_alloc(edev, opcode, w->length);
 	if (!skb) {
 		err = -ENOMEM;
 		goto out_put_ah;
@@ -1285,6 +1287,8 @@ static bool eroce_req_run_batch(struct eroce_qp *qp, struct eroce_tx_batch *b)
 			return false;	/* the pacing timer resumes it */
 		if (ud) {
 			err = eroce_req_send_ud(qp, w);
+			if (err == -ENOMEM)
+				return true;	/* sent on the next run */
 			req->cur++;
 			/* UD completes in order once sent */
 			while (qp->sq.consumer != req->cur)

@@ -59,7 +59,8 @@ static u32 eroce_resp_mtu(struct eroce_qp *qp)
 static struct sk_buff *eroce_resp_pkt(struct eroce_qp *qp, u8 opcode,
 				      u32 psn, u32 paylen)
 {
-	struct sk_buff *skb = eroce_pkt_alloc(opcode, paylen);
+	struct sk_buff *skb = eroce_pkt_alloc(to_eroce_dev(qp->ibqp.device),
+					      opcode, paylen);
 
 	if (skb) {
 		eroce_bth_set_qpn(eroce_pkt_bth(skb),

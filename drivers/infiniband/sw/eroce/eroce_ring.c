@@ -17,6 +17,7 @@
  */
 #include <linux/vmalloc.h>
 #include <linux/slab.h>
+#include <linux/error-injection.h>
 #include <linux/log2.h>
 #include <linux/lockdep.h>
 
@@ -48,6 +49,8 @@ int eroce_ring_init(struct eroce_ring *ring, u32 num_slots, u32 slot_size,
 	ring->consumer = 0;
 	return 0;
 }
+
+ALLOW_ERROR_INJECTION(eroce_ring_init, ERRNO);
 
 /*
  * Make a user ring mappable: after this, the mmap entry owns the buffer and
@@ -81,6 +84,8 @@ int eroce_ring_publish(struct eroce_ring *ring, struct ib_ucontext *uctx,
 	info->slot_size = ring->slot_size;
 	return 0;
 }
+
+ALLOW_ERROR_INJECTION(eroce_ring_publish, ERRNO);
 
 /**
  * eroce_ring_publish_resp() - publish the one ring of a new user object

@@ -28,6 +28,7 @@
  * under the QP's engine lock, which guards its route cache.  RCU for the
  * GID attribute's netdev; the loopback queue's own lock.
  */
+#include <linux/error-injection.h>
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -50,8 +51,20 @@
 #define EROCE_TX_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
 				 sizeof(struct udphdr))
 
+/*
+ * The buffer of one packet: where fail_function can make a packet's
+ * allocation fail (Documentation/testing.rst, "Fault injection").
+ */
+static noinline struct sk_buff *eroce_pkt_alloc_skb(unsigned int size)
+{
+	return alloc_skb(size, GFP_ATOMIC);
+}
+
+ALLOW_ERROR_INJECTION(eroce_pkt_alloc_skb, NULL);
+
 /**
  * eroce_pkt_alloc() - allocate a packet for one opcode
+ * @edev: the sending device, whose tx_nomem counts a failure
  * @opcode: a valid RoCEv2 opcode
  * @paylen: payload bytes the caller will copy to eroce_pkt_payload()
  *
@@ -60,7 +73,8 @@
  * flags.  Context: any, atomic allocation.
  * Return: the packet, skb->data at the BTH, or NULL.
  */
-struct sk_buff *eroce_pkt_alloc(u8 opcode, u32 paylen)
+struct sk_buff *eroce_pkt_alloc(struct eroce_dev *edev, u8 opcode,
+				u32 paylen)
 {
 	const struct eroce_opcode_info *info = eroce_opcode_info(opcode);
 	u32 pad = (4 - (paylen & 3)) & 3;
@@ -70,10 +84,12 @@ struct sk_buff *eroce_pkt_alloc(u8 opcode, u32 paylen)
 	if (WARN_ON_ONCE(!info))
 		return NULL;
 
-	skb = alloc_skb(EROCE_TX_HEADROOM + info->hdr_len + paylen + pad +
-			EROCE_ICRC_BYTES, GFP_ATOMIC);
-	if (!skb)
+	skb = eroce_pkt_alloc_skb(EROCE_TX_HEADROOM + info->hdr_len + paylen +
+				  pad + EROCE_ICRC_BYTES);
+	if (!skb) {
+		eroce_stat_inc(edev, EROCE_CNT_TX_NOMEM);
 		return NULL;
+	}
 	skb_reserve(skb, EROCE_TX_HEADROOM);
 	data = skb_put(skb, info->hdr_len + paylen + pad + EROCE_ICRC_BYTES);
 	memset(data, 0, info->hdr_len);
@@ -212,10 +228,15 @@ void eroce_xmit_loopback_purge(struct eroce_dev *edev)
 	}
 }
 
-/* the IPv4 route of @av: from @route when it holds a valid one */
-static struct rtable *eroce_route4(struct net *net, struct net_device *ndev,
-				   const struct eroce_av *av, u8 tclass,
-				   struct dst_cache *route, struct flowi4 *fl4)
+/*
+ * The IPv4 route of @av: from @route when it holds a valid one.  A
+ * fail_function point: a failure is a packet without a path.
+ */
+static noinline struct rtable *eroce_route4(struct net *net,
+					    struct net_device *ndev,
+					    const struct eroce_av *av,
+					    u8 tclass, struct dst_cache *route,
+					    struct flowi4 *fl4)
 {
 	struct rtable *rt;
 
@@ -234,6 +255,8 @@ static struct rtable *eroce_route4(struct net *net, struct net_device *ndev,
 		dst_cache_set_ip4(route, &rt->dst, fl4->saddr);
 	return rt;
 }
+
+ALLOW_ERROR_INJECTION(eroce_route4, ERRNO);
 
 /*
  * Send a batch of two or more packets as one UDP GSO skb: the others
@@ -361,12 +384,13 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 	return ip_local_out(net, eroce_net_sk(edev->net, false), head);
 }
 
-/* the IPv6 route of @av: from @route when it holds a valid one */
-static struct dst_entry *eroce_route6(struct net *net, struct sock *sk,
-				      struct net_device *ndev,
-				      const struct eroce_av *av,
-				      struct dst_cache *route,
-				      struct flowi6 *fl6)
+/* the IPv6 route of @av, as eroce_route4() (a fail_function point too) */
+static noinline struct dst_entry *eroce_route6(struct net *net,
+					       struct sock *sk,
+					       struct net_device *ndev,
+					       const struct eroce_av *av,
+					       struct dst_cache *route,
+					       struct flowi6 *fl6)
 {
 	struct dst_entry *dst;
 
@@ -384,6 +408,8 @@ static struct dst_entry *eroce_route6(struct net *net, struct sock *sk,
 		dst_cache_set_ip6(route, dst, &fl6->saddr);
 	return dst;
 }
+
+ALLOW_ERROR_INJECTION(eroce_route6, ERRNO);
 
 static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 		       const struct eroce_av *av, struct dst_cache *route,

@@ -58,7 +58,8 @@ static inline u32 eroce_tx_batch_count(const struct eroce_tx_batch *b)
 	return skb_queue_len(&b->pkts);
 }
 
-struct sk_buff *eroce_pkt_alloc(u8 opcode, u32 paylen);
+struct sk_buff *eroce_pkt_alloc(struct eroce_dev *edev, u8 opcode,
+				u32 paylen);
 void *eroce_pkt_payload(struct sk_buff *skb);
 int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
 		   struct dst_cache *route, u16 sport, struct sk_buff *skb);
