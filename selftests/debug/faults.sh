@@ -3,22 +3,23 @@
 # vm-timeout: 400
 #
 # faults.sh: failures injected at eroce's allocation, mapping and transmit
-# points (fail_function, Documentation/testing.rst "Fault injection")
-# while objects are created and data flows.  Runs on the debug kernel
-# only (`make check-debug`: Debian's kernel has no fault injection); the
-# lane's kmemleak scan and kernel log scan judge the run as well.
+# points (/sys/kernel/debug/eroce/fail_*, Documentation/testing.rst
+# "Fault injection") while objects are created and data flows.  Runs on
+# the debug kernel only (`make check-debug`: Debian's kernel has no fault
+# injection); the lane's kmemleak scan and kernel log scan judge the run
+# as well.
 #
 #   on the datapath, at a rate, while eroce_integrity moves SEND, WRITE
 #   and READ data and checks every byte:
-#     eroce_pkt_alloc_skb  a packet's buffer (NULL): every failure counted
-#                          by tx_nomem, the data still intact
-#     eroce_route4         a packet without a path (-ENETUNREACH): counted
-#                          by tx_errors, recovered by retransmission
+#     pkt_alloc     a packet's buffer: every failure counted by tx_nomem,
+#                   the data intact
+#     route         a packet without a path: counted by tx_errors,
+#                   recovered by retransmission
 #   at creation, every call failing for a while (-ENOMEM):
-#     eroce_ring_init      a CQ's or QP's queue memory
-#     eroce_ring_publish   a queue's mmap entry
-#     eroce_qp_engine_init a QP's transport state
-#     eroce_mr_alloc       an MR
+#     queue_alloc   a CQ's or QP's queue memory
+#     mmap_entry    a queue's mmap entry
+#     qp_state      a QP's transport state
+#     mr_alloc      an MR
 #   each must reach the application as that verb's error, promptly.
 # Afterwards the devices move data as before and hold no object.
 #
@@ -30,7 +31,7 @@ set -u -o pipefail
 . "$(dirname "$0")/../lib_rdma.sh"
 
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
-FF=/sys/kernel/debug/fail_function
+FD=/sys/kernel/debug/eroce
 BYTES=${FAULTS_BYTES:-512k}
 TMO=$(tmo 120)
 PORT=18630
@@ -40,25 +41,26 @@ LAST_OUT=
 
 # ---- fail_function ------------------------------------------------------------
 
-# inject FN RETVAL PERCENT TIMES: FN fails with RETVAL (an errno, or 0 for
-# NULL), PERCENT of its calls, at most TIMES times; the only point armed
+# inject POINT PERCENT TIMES: POINT fails PERCENT of the times it is
+# reached, at most TIMES times
 inject() {
-	echo >"$FF/inject" &&
-		echo "$1" >"$FF/inject" &&
-		printf '%#x\n' "$2" >"$FF/$1/retval" &&
-		echo "$3" >"$FF/probability" &&
-		echo 1 >"$FF/interval" &&
-		echo 0 >"$FF/space" &&
-		echo 0 >"$FF/verbose" &&
-		echo "$4" >"$FF/times"
+	local d=$FD/fail_$1
+
+	echo 1 >"$d/interval" &&
+		echo 0 >"$d/space" &&
+		echo 0 >"$d/verbose" &&
+		echo "$3" >"$d/times" &&
+		echo "$2" >"$d/probability"
 }
 
-# injected TIMES: the failures injected since inject ... TIMES; disarms
+# injected POINT TIMES: the failures injected since inject POINT ...
+# TIMES; turns POINT off
 injected() {
-	local left
-	left=$(cat "$FF/times")
-	echo >"$FF/inject"
-	echo $(($1 - left))
+	local d=$FD/fail_$1 left
+
+	echo 0 >"$d/probability"
+	left=$(cat "$d/times")
+	echo $(($2 - left))
 }
 
 # ---- traffic ------------------------------------------------------------------
@@ -96,51 +98,51 @@ integrity() {
 
 # ---- the cases ----------------------------------------------------------------
 
-# datapath NAME FN RETVAL PERCENT COUNTER: FN failing at PERCENT while all
-# three operations move BYTES; every byte must arrive and COUNTER (both
-# devices) must have moved at least once per injected failure
+# datapath POINT PERCENT COUNTER: POINT failing at PERCENT while all three
+# operations move BYTES; every byte must arrive and COUNTER (both devices)
+# must have moved at least once per injected failure
 datapath() {
-	local name=$1 fn=$2 before after n
+	local point=$1 before after n
 
-	before=$(both "$5")
-	if ! inject "$fn" "$3" "$4" 1000000; then
-		ktap_fail "${name}_intact" "cannot arm $fn"
-		ktap_fail "${name}_counted" "not run"
+	before=$(both "$3")
+	if ! inject "$point" "$2" 1000000; then
+		ktap_fail "${point}_intact" "cannot arm fail_$point"
+		ktap_fail "${point}_counted" "not run"
 		return
 	fi
 	integrity -o send,write,read -b "$BYTES" -s 41
-	n=$(injected 1000000)
-	after=$(both "$5")
-	ktap_diag "$fn: $n failures injected (returning $3), $5 +$((after - before))"
+	n=$(injected "$point" 1000000)
+	after=$(both "$3")
+	ktap_diag "fail_$point: $n failures injected, $3 +$((after - before))"
 	ktap_diag "$LAST_OUT"
-	ktap_result "${name}_intact" "$([ "$RC_C" = 0 ] && [ "$RC_S" = 0 ]; echo $?)" \
+	ktap_result "${point}_intact" "$([ "$RC_C" = 0 ] && [ "$RC_S" = 0 ]; echo $?)" \
 		"client exit $RC_C, server exit $RC_S"
-	ktap_result "${name}_counted" \
+	ktap_result "${point}_counted" \
 		"$([ "$n" -gt 0 ] && [ $((after - before)) -ge "$n" ]; echo $?)" \
-		"$n injected, $5 +$((after - before))"
+		"$n injected, $3 +$((after - before))"
 }
 
-# creation NAME FN ERROR: every call of FN fails with -ENOMEM (up to 100
-# times) while the tool sets up: it must stop with ERROR "failed: Cannot
-# allocate memory" within its deadline, and FN must have failed
+# creation POINT VERB: every time POINT is reached it fails (up to 100
+# times) while the tool sets up: the tool must stop with "VERB failed:
+# Cannot allocate memory" within its deadline
 creation() {
-	local name=$1 fn=$2 n
+	local point=$1 name=${1}_fails n
 
-	if ! inject "$fn" -12 100 100; then
-		ktap_fail "$name" "cannot arm $fn"
+	if ! inject "$point" 100 100; then
+		ktap_fail "$name" "cannot arm fail_$point"
 		return
 	fi
 	integrity -o send -b 64k -s 42
-	n=$(injected 100)
-	ktap_diag "$fn: $n failures injected (-ENOMEM)"
+	n=$(injected "$point" 100)
+	ktap_diag "fail_$point: $n failures injected"
 	ktap_diag "$LAST_OUT"
 	if [ "$n" -lt 1 ]; then
-		ktap_fail "$name" "$fn was never called"
+		ktap_fail "$name" "fail_$point was never reached"
 	elif [ "$RC_C" = 0 ] || [ "$RC_S" = 0 ] ||
 	     [ "$RC_C" = 124 ] || [ "$RC_S" = 124 ]; then
 		ktap_fail "$name" "client exit $RC_C, server exit $RC_S"
-	elif ! grep -q "$3 failed: Cannot allocate memory" "$OUT/client" "$OUT/server"; then
-		ktap_fail "$name" "no \"$3 failed: Cannot allocate memory\""
+	elif ! grep -q "$2 failed: Cannot allocate memory" "$OUT/client" "$OUT/server"; then
+		ktap_fail "$name" "no \"$2 failed: Cannot allocate memory\""
 	else
 		ktap_ok "$name"
 	fi
@@ -159,18 +161,18 @@ objects_are() {
 
 ktap_plan 12
 require eroce_pair_setup
-ktap_check fail_function_present test -d "$FF"
+ktap_check fault_points_present test -d "$FD/fail_pkt_alloc"
 G1=$(gid_index_of eroce1 198.18.0.1)
 G2=$(gid_index_of eroce2 198.18.0.2)
 BASE1=$(objects eroce1)
 BASE2=$(objects eroce2)
 
-datapath tx_alloc eroce_pkt_alloc_skb 0 5 tx_nomem
-datapath no_route eroce_route4 -101 2 tx_errors
-creation ring_init_fails eroce_ring_init ibv_create_cq
-creation ring_publish_fails eroce_ring_publish ibv_create_cq
-creation qp_engine_fails eroce_qp_engine_init ibv_create_qp
-creation mr_alloc_fails eroce_mr_alloc ibv_reg_mr
+datapath pkt_alloc 5 tx_nomem
+datapath route 2 tx_errors
+creation queue_alloc ibv_create_cq
+creation mmap_entry ibv_create_cq
+creation qp_state ibv_create_qp
+creation mr_alloc ibv_reg_mr
 
 integrity -o send,write,read -b "$BYTES" -s 43
 ktap_diag "$LAST_OUT"

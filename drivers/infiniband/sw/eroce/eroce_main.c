@@ -17,6 +17,7 @@
 
 #include "eroce.h"
 #include "eroce_crc32.h"
+#include "eroce_fault.h"
 
 MODULE_AUTHOR("The eroce developers");
 MODULE_DESCRIPTION("Software RoCEv2 RDMA provider for Ethernet netdevs");
@@ -126,6 +127,7 @@ static int __init eroce_init(void)
 	if (err)
 		goto err_net_exit;
 
+	eroce_fault_init();
 	rdma_link_register(&eroce_link_ops);
 	pr_info("eroce: loaded\n");
 	return 0;
@@ -144,6 +146,7 @@ static void __exit eroce_exit(void)
 	/* waits for every eroce device, including queued unregistrations */
 	ib_unregister_driver((enum rdma_driver_id)EROCE_DRIVER_ID);
 	unregister_netdevice_notifier(&eroce_netdev_notifier);
+	eroce_fault_exit();
 	eroce_net_exit();
 	eroce_crc32_exit();
 	eroce_wq_exit();

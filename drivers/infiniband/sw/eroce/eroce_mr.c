@@ -21,7 +21,6 @@
  * copy, never from one packet of a message to the next: dereg waits for
  * a copy in progress at most, whatever the peer does.
  */
-#include <linux/error-injection.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/random.h>
@@ -30,6 +29,7 @@
 #include <linux/slab.h>
 
 #include "eroce.h"
+#include "eroce_fault.h"
 
 #define EROCE_MR_ACCESS_SUPPORTED					\
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |		\
@@ -52,12 +52,7 @@ static int eroce_mr_check_access(int access)
 	return 0;
 }
 
-/*
- * A new MR with @access, counted against the device's limit, not yet
- * numbered.  A fail_function point: every kind of MR starts here.
- */
-static noinline struct eroce_mr *eroce_mr_alloc(struct eroce_res *res,
-						int access)
+static struct eroce_mr *eroce_mr_alloc(struct eroce_res *res, int access)
 {
 	struct eroce_mr *mr;
 	int err;
@@ -70,7 +65,8 @@ static noinline struct eroce_mr *eroce_mr_alloc(struct eroce_res *res,
 	if (err)
 		return ERR_PTR(err);
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = eroce_should_fail(EROCE_FAULT_MR_ALLOC) ? NULL :
+	     kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr) {
 		atomic_dec(&res->num_mr);
 		return ERR_PTR(-ENOMEM);
@@ -81,8 +77,6 @@ static noinline struct eroce_mr *eroce_mr_alloc(struct eroce_res *res,
 	eroce_obj_init(&mr->obj);
 	return mr;
 }
-
-ALLOW_ERROR_INJECTION(eroce_mr_alloc, ERRNO);
 
 /* number the MR and make it visible to eroce_mr_get() */
 static int eroce_mr_publish(struct eroce_res *res, struct eroce_mr *mr)

@@ -21,10 +21,10 @@
  * run and every transition; qp->state_lock and the rings' consumer_locks
  * nest inside it.
  */
-#include <linux/error-injection.h>
 #include <linux/log2.h>
 
 #include "eroce.h"
+#include "eroce_fault.h"
 
 static struct workqueue_struct *eroce_wq;
 
@@ -284,14 +284,12 @@ int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq)
 	eng->resp.rsp = kcalloc(eng->resp.rsp_size, sizeof(*eng->resp.rsp),
 				GFP_KERNEL);
 	if (!eng->req.swqe || !eng->req.copies || !eng->resp.rwqe ||
-	    !eng->resp.rsp) {
+	    !eng->resp.rsp || eroce_should_fail(EROCE_FAULT_QP_STATE)) {
 		eroce_qp_engine_free(qp);
 		return -ENOMEM;
 	}
 	return 0;
 }
-
-ALLOW_ERROR_INJECTION(eroce_qp_engine_init, ERRNO);
 
 void eroce_qp_engine_free(struct eroce_qp *qp)
 {

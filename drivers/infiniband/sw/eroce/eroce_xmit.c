@@ -28,7 +28,6 @@
  * under the QP's engine lock, which guards its route cache.  RCU for the
  * GID attribute's netdev; the loopback queue's own lock.
  */
-#include <linux/error-injection.h>
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -44,23 +43,13 @@
 #include <rdma/ib_cache.h>
 
 #include "eroce.h"
+#include "eroce_fault.h"
 #include "eroce_icrc.h"
 #include "eroce_opcode.h"
 #include "eroce_xmit.h"
 
 #define EROCE_TX_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
 				 sizeof(struct udphdr))
-
-/*
- * The buffer of one packet: where fail_function can make a packet's
- * allocation fail (Documentation/testing.rst, "Fault injection").
- */
-static noinline struct sk_buff *eroce_pkt_alloc_skb(unsigned int size)
-{
-	return alloc_skb(size, GFP_ATOMIC);
-}
-
-ALLOW_ERROR_INJECTION(eroce_pkt_alloc_skb, NULL);
 
 /**
  * eroce_pkt_alloc() - allocate a packet for one opcode
@@ -84,8 +73,9 @@ struct sk_buff *eroce_pkt_alloc(struct eroce_dev *edev, u8 opcode,
 	if (WARN_ON_ONCE(!info))
 		return NULL;
 
-	skb = eroce_pkt_alloc_skb(EROCE_TX_HEADROOM + info->hdr_len + paylen +
-				  pad + EROCE_ICRC_BYTES);
+	skb = eroce_should_fail(EROCE_FAULT_PKT_ALLOC) ? NULL :
+	      alloc_skb(EROCE_TX_HEADROOM + info->hdr_len + paylen + pad +
+			EROCE_ICRC_BYTES, GFP_ATOMIC);
 	if (!skb) {
 		eroce_stat_inc(edev, EROCE_CNT_TX_NOMEM);
 		return NULL;
@@ -228,17 +218,15 @@ void eroce_xmit_loopback_purge(struct eroce_dev *edev)
 	}
 }
 
-/*
- * The IPv4 route of @av: from @route when it holds a valid one.  A
- * fail_function point: a failure is a packet without a path.
- */
-static noinline struct rtable *eroce_route4(struct net *net,
-					    struct net_device *ndev,
-					    const struct eroce_av *av,
-					    u8 tclass, struct dst_cache *route,
-					    struct flowi4 *fl4)
+/* the IPv4 route of @av: from @route when it holds a valid one */
+static struct rtable *eroce_route4(struct net *net, struct net_device *ndev,
+				   const struct eroce_av *av, u8 tclass,
+				   struct dst_cache *route, struct flowi4 *fl4)
 {
 	struct rtable *rt;
+
+	if (eroce_should_fail(EROCE_FAULT_ROUTE))
+		return ERR_PTR(-ENETUNREACH);
 
 	memcpy(&fl4->saddr, &av->sgid_attr->gid.raw[12], sizeof(fl4->saddr));
 	memcpy(&fl4->daddr, &av->dgid.raw[12], sizeof(fl4->daddr));
@@ -255,8 +243,6 @@ static noinline struct rtable *eroce_route4(struct net *net,
 		dst_cache_set_ip4(route, &rt->dst, fl4->saddr);
 	return rt;
 }
-
-ALLOW_ERROR_INJECTION(eroce_route4, ERRNO);
 
 /*
  * Send a batch of two or more packets as one UDP GSO skb: the others
@@ -384,15 +370,17 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 	return ip_local_out(net, eroce_net_sk(edev->net, false), head);
 }
 
-/* the IPv6 route of @av, as eroce_route4() (a fail_function point too) */
-static noinline struct dst_entry *eroce_route6(struct net *net,
-					       struct sock *sk,
-					       struct net_device *ndev,
-					       const struct eroce_av *av,
-					       struct dst_cache *route,
-					       struct flowi6 *fl6)
+/* the IPv6 route of @av: from @route when it holds a valid one */
+static struct dst_entry *eroce_route6(struct net *net, struct sock *sk,
+				      struct net_device *ndev,
+				      const struct eroce_av *av,
+				      struct dst_cache *route,
+				      struct flowi6 *fl6)
 {
 	struct dst_entry *dst;
+
+	if (eroce_should_fail(EROCE_FAULT_ROUTE))
+		return ERR_PTR(-ENETUNREACH);
 
 	memcpy(&fl6->saddr, av->sgid_attr->gid.raw, sizeof(fl6->saddr));
 	memcpy(&fl6->daddr, av->dgid.raw, sizeof(fl6->daddr));
@@ -408,8 +396,6 @@ static noinline struct dst_entry *eroce_route6(struct net *net,
 		dst_cache_set_ip6(route, dst, &fl6->saddr);
 	return dst;
 }
-
-ALLOW_ERROR_INJECTION(eroce_route6, ERRNO);
 
 static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 		       const struct eroce_av *av, struct dst_cache *route,

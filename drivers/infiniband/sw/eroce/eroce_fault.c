@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * eroce_fault.c - fault injection points, for kernels built with
+ * CONFIG_FAULT_INJECTION_DEBUG_FS (the debug lane's; Debian's kernel has
+ * none and this file is not built there).
+ *
+ * Each point of enum eroce_fault has a fault attribute of the kernel's
+ * fault injection framework in /sys/kernel/debug/eroce/fail_POINT/
+ * (probability, interval, times, space, verbose, task-filter; see the
+ * kernel's Documentation/fault-injection/fault-injection.rst).  Where a
+ * point fails, the code takes the same path as when the allocation or
+ * lookup it guards fails, unwinding included.  Documentation/testing.rst
+ * ("Fault injection") lists the points and what the lane checks.
+ *
+ * Context: eroce_should_fail() in any context; init and exit in module
+ * init and exit.  Locks: none of its own (the attributes are atomics).
+ */
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
+
+#include "eroce_fault.h"
+
+static DECLARE_FAULT_ATTR(eroce_fail_pkt_alloc);
+static DECLARE_FAULT_ATTR(eroce_fail_route);
+static DECLARE_FAULT_ATTR(eroce_fail_queue_alloc);
+static DECLARE_FAULT_ATTR(eroce_fail_mmap_entry);
+static DECLARE_FAULT_ATTR(eroce_fail_qp_state);
+static DECLARE_FAULT_ATTR(eroce_fail_mr_alloc);
+
+static const struct {
+	const char *name;
+	struct fault_attr *attr;
+} eroce_faults[EROCE_FAULT_MAX] = {
+	[EROCE_FAULT_PKT_ALLOC] = { "fail_pkt_alloc", &eroce_fail_pkt_alloc },
+	[EROCE_FAULT_ROUTE] = { "fail_route", &eroce_fail_route },
+	[EROCE_FAULT_QUEUE_ALLOC] = { "fail_queue_alloc",
+				      &eroce_fail_queue_alloc },
+	[EROCE_FAULT_MMAP_ENTRY] = { "fail_mmap_entry",
+				     &eroce_fail_mmap_entry },
+	[EROCE_FAULT_QP_STATE] = { "fail_qp_state", &eroce_fail_qp_state },
+	[EROCE_FAULT_MR_ALLOC] = { "fail_mr_alloc", &eroce_fail_mr_alloc },
+};
+
+static struct dentry *eroce_fault_dir;
+
+/* the attributes, off (probability 0), in /sys/kernel/debug/eroce/ */
+void eroce_fault_init(void)
+{
+	int i;
+
+	eroce_fault_dir = debugfs_create_dir("eroce", NULL);
+	/* without debugfs a point stays off: nothing to undo */
+	for (i = 0; i < EROCE_FAULT_MAX; i++)
+		fault_create_debugfs_attr(eroce_faults[i].name,
+					  eroce_fault_dir, eroce_faults[i].attr);
+}
+
+void eroce_fault_exit(void)
+{
+	debugfs_remove_recursive(eroce_fault_dir);
+}
+
+/* should @point fail this time?  Context: any. */
+bool eroce_should_fail(enum eroce_fault point)
+{
+	return should_fail(eroce_faults[point].attr, 1);
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * eroce_fault.h - fault injection points (eroce_fault.c).
+ */
+#ifndef EROCE_FAULT_H
+#define EROCE_FAULT_H
+
+#include <linux/types.h>
+
+/* the points, each with its attribute under /sys/kernel/debug/eroce/ */
+enum eroce_fault {
+	EROCE_FAULT_PKT_ALLOC,		/* a packet's buffer */
+	EROCE_FAULT_ROUTE,		/* a packet's route lookup */
+	EROCE_FAULT_QUEUE_ALLOC,	/* a CQ's, QP's or SRQ's queue memory */
+	EROCE_FAULT_MMAP_ENTRY,		/* a user queue's mmap entry */
+	EROCE_FAULT_QP_STATE,		/* a QP's transport state */
+	EROCE_FAULT_MR_ALLOC,		/* an MR of any kind */
+	EROCE_FAULT_MAX
+};
+
+#if IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS)
+void eroce_fault_init(void);
+void eroce_fault_exit(void);
+bool eroce_should_fail(enum eroce_fault point);
+#else
+static inline void eroce_fault_init(void) { }
+static inline void eroce_fault_exit(void) { }
+static inline bool eroce_should_fail(enum eroce_fault point)
+{
+	return false;
+}
+#endif
+
+#endif /* EROCE_FAULT_H */
