@@ -46,7 +46,7 @@ mkdir -p "$OUT"
 # than the QP timeout: where RC collapsed before the window after a
 # timeout); the other IPv4 runs per operation, the other direction, the
 # other operations under loss and the other impairments are skips
-DEBUG_KEEP="send ipv6_all_ops loss_write"
+DEBUG_KEEP="send ipv6_all_ops loss_write full_queue_all_ops"
 
 # the pair of lib_rdma.sh, and its IPv6 GIDs
 setup() {
@@ -201,6 +201,34 @@ test_impairments() {
 	done
 }
 
+# every operation through a sending queue too short for the traffic: tbf
+# on both veths holds one batch, so the stack refuses packets on the way
+# out (ENOBUFS): the requester rewinds to the first packet of the batch it
+# lost, the responder takes back the READ responses it lost, and tx_errors
+# counts them; every byte must still arrive (kept on the debug kernel:
+# the rewinds are kernel logic)
+test_full_queue() {
+	local g1 g2 e1 e2
+
+	debug_subset full_queue_all_ops full_queue_counted && return
+	g1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
+	g2=$(first_gid eroce2 "$(ipv4_gid 198.18.0.2)")
+	e1=$(counter eroce1 tx_errors)
+	e2=$(counter eroce2 tx_errors)
+	ns1 tc qdisc add dev veth1 root tbf rate 100mbit burst 64kb limit 64kb
+	ns2 tc qdisc add dev veth2 root tbf rate 100mbit burst 64kb limit 64kb
+	pair full_queue_all_ops "$g1" "$g2" 198.18.0.2 \
+		-o send,write,read -b "$IMPAIR_BYTES" -s 32
+	ktap_diag "$(ns1 tc -s qdisc show dev veth1)"
+	ns1 tc qdisc del dev veth1 root 2>/dev/null
+	ns2 tc qdisc del dev veth2 root 2>/dev/null
+	e1=$(( $(counter eroce1 tx_errors) - e1 ))
+	e2=$(( $(counter eroce2 tx_errors) - e2 ))
+	ktap_result full_queue_counted "$([ "$e1" -gt 0 ]; echo $?)" \
+		"tx_errors eroce1 +$e1, eroce2 +$e2: the qdisc refused nothing"
+	ktap_diag "tx_errors: eroce1 +$e1, eroce2 +$e2"
+}
+
 test_kernel_log() {
 	local splat
 	splat=$(dmesg_since_mark | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace')
@@ -208,13 +236,14 @@ test_kernel_log() {
 	ktap_result no_kernel_splat "$([ -z "$splat" ]; echo $?)" "splat in dmesg"
 }
 
-ktap_plan 16
+ktap_plan 18
 [ -x "$TOOL" ] || ktap_bail "$TOOL not built (make -C selftests/tools)"
 require setup
 kmsg_mark
 test_lossless
 test_loss
 test_impairments
+test_full_queue
 test_kernel_log
 ktap_check link_del eval 'rdma link del eroce1 && rdma link del eroce2'
 ktap_finish
