@@ -168,7 +168,7 @@ BASE1=$(objects eroce1)
 BASE2=$(objects eroce2)
 
 datapath pkt_alloc 5 tx_nomem
-datapath route 2 tx_errors
+datapath route 10 tx_errors
 creation queue_alloc ibv_create_cq
 creation mmap_entry ibv_create_cq
 creation qp_state ibv_create_qp
