@@ -31,10 +31,11 @@ set -u -o pipefail
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
 CYCLES=${TEARDOWN_CYCLES:-2}
 [ "$DEBUG_KERNEL" = 1 ] && CYCLES=${TEARDOWN_CYCLES:-1}
-# the tools' own run time: integrity's deadline (it then exits 3) and
-# perftest's -D
+# perftest's -D; integrity's deadline (it then exits 3) is twice that,
+# counted from its start: the event comes once the traffic flows, which
+# takes a while on the debug kernel
 RUN=$(tmo 6)
-# how long the tools may take to end after the event, beyond RUN
+# how long the tools may take to end after the event (beyond their run)
 END=$(tmo 60)
 PORT=18730
 OUT=/tmp/teardown_cycles
@@ -69,7 +70,7 @@ launch() {
 	local name=$1 ns=$2; shift 2
 	# in a subshell whose stderr (bash's notice of a tool killed by a
 	# signal) stays out of the KTAP
-	(ip netns exec "$ns" timeout -k 5 $((RUN + END)) "$@" \
+	(ip netns exec "$ns" timeout -k 5 $((2 * RUN + END)) "$@" \
 		>"$OUT/$name" 2>&1; exit $?) 2>/dev/null &
 	PIDS+=($!)
 	NAMES+=("$name")
@@ -83,10 +84,11 @@ start_traffic() {
 	NAMES=()
 	g1=$(gid_index_of eroce1 198.18.0.1) && g2=$(gid_index_of eroce2 198.18.0.2) ||
 		return 1
-	launch integrity_server "$NS2" "$TOOL" -d eroce2 -g "$g2" -p "$PORT" -t "$RUN"
+	launch integrity_server "$NS2" "$TOOL" -d eroce2 -g "$g2" -p "$PORT" \
+		-t $((2 * RUN))
 	wait_for 30 tcp_listening "$NS2" "$PORT" || return 1
 	launch integrity_client "$NS1" "$TOOL" -d eroce1 -g "$g1" -p "$PORT" \
-		-t "$RUN" -o send,write,read -b 1G 198.18.0.2
+		-t $((2 * RUN)) -o send,write,read -b 1G 198.18.0.2
 	launch bw_server "$NS2" ib_write_bw -d eroce2 -R -D "$RUN" -p $((PORT + 1))
 	wait_for 30 cm_listening $((PORT + 1)) || return 1
 	launch bw_client "$NS1" ib_write_bw -d eroce1 -R -D "$RUN" -p $((PORT + 1)) \
