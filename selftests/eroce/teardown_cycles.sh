@@ -31,10 +31,14 @@ set -u -o pipefail
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
 CYCLES=${TEARDOWN_CYCLES:-2}
 [ "$DEBUG_KERNEL" = 1 ] && CYCLES=${TEARDOWN_CYCLES:-1}
-# perftest's -D; integrity's deadline (it then exits 3) is twice that,
-# counted from its start: the event comes once the traffic flows, which
-# takes a while on the debug kernel
+# perftest's -D; integrity's deadline (it then exits 3), counted from its
+# start, is twice that (ITMO): the event comes once the traffic flows,
+# which takes a while on the debug kernel.  The kill must find the client
+# alive, so for it the deadline is much longer: the kill ends the server
+# at once ("peer went away"), where after the other events it waits for
+# its deadline
 RUN=$(tmo 6)
+ITMO=$((2 * RUN))
 # how long the tools may take to end after the event (beyond their run)
 END=$(tmo 60)
 PORT=18730
@@ -70,7 +74,7 @@ launch() {
 	local name=$1 ns=$2; shift 2
 	# in a subshell whose stderr (bash's notice of a tool killed by a
 	# signal) stays out of the KTAP
-	(ip netns exec "$ns" timeout -k 5 $((2 * RUN + END)) "$@" \
+	(ip netns exec "$ns" timeout -k 5 $((ITMO + END)) "$@" \
 		>"$OUT/$name" 2>&1; exit $?) 2>/dev/null &
 	PIDS+=($!)
 	NAMES+=("$name")
@@ -85,10 +89,10 @@ start_traffic() {
 	g1=$(gid_index_of eroce1 198.18.0.1) && g2=$(gid_index_of eroce2 198.18.0.2) ||
 		return 1
 	launch integrity_server "$NS2" "$TOOL" -d eroce2 -g "$g2" -p "$PORT" \
-		-t $((2 * RUN))
+		-t "$ITMO"
 	wait_for 30 tcp_listening "$NS2" "$PORT" || return 1
 	launch integrity_client "$NS1" "$TOOL" -d eroce1 -g "$g1" -p "$PORT" \
-		-t $((2 * RUN)) -o send,write,read -b 1G 198.18.0.2
+		-t "$ITMO" -o send,write,read -b 1G 198.18.0.2
 	launch bw_server "$NS2" ib_write_bw -d eroce2 -R -D "$RUN" -p $((PORT + 1))
 	wait_for 30 cm_listening $((PORT + 1)) || return 1
 	launch bw_client "$NS1" ib_write_bw -d eroce1 -R -D "$RUN" -p $((PORT + 1)) \
@@ -205,7 +209,11 @@ cycles() {
 
 	# the tool event_kill kills (events run in a subshell)
 	KILLED=
-	[ "$ev" = kill ] && KILLED=integrity_client
+	ITMO=$((2 * RUN))
+	if [ "$ev" = kill ]; then
+		KILLED=integrity_client
+		ITMO=$((RUN + END / 2))
+	fi
 	for ((c = 1; c <= CYCLES; c++)); do
 		if ! start_traffic; then
 			ktap_diag "$ev: cycle $c: the traffic did not start"
