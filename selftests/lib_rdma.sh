@@ -7,7 +7,8 @@
 #                   rxe_pair_setup (rxe1 <-> rxe2, policy-routed veth),
 #                   routed_veth_pair (two devices in the initial namespace
 #                   over a veth), eroce_routed_setup (eroce1 <-> eroce2
-#                   on it),
+#                   on it), eroce_links_ready (the pair's ports active and
+#                   GIDs present again, after a test took them away),
 #                   gid_index_of DEV ADDR
 #   traffic         srv_cli (server in one namespace, client in another,
 #                   both must exit 0, output kept), tcp_listening,
@@ -55,11 +56,17 @@ eroce_links_setup() {
 	two_ns_setup &&
 		ns1 rdma link add eroce1 type eroce netdev veth1 &&
 		ns2 rdma link add eroce2 type eroce netdev veth2 &&
-		wait_for 30 port_state_is eroce1 "4: ACTIVE" &&
+		eroce_links_ready
+}
+
+# eroce_links_ready: the devices of eroce_links_setup have their ports
+# active and their IPv4 GIDs within 30 s; one ping resolves the
+# neighbours before the first connection attempt
+eroce_links_ready() {
+	wait_for 30 port_state_is eroce1 "4: ACTIVE" &&
 		wait_for 30 port_state_is eroce2 "4: ACTIVE" &&
 		wait_for 30 has_gid eroce1 "$(ipv4_gid 198.18.0.1)" &&
 		wait_for 30 has_gid eroce2 "$(ipv4_gid 198.18.0.2)" || return
-	# neighbours resolved before the first connection attempt
 	# shellcheck disable=SC2086  # $PING may be "busybox ping"
 	ns1 $PING -c 1 -W 2 198.18.0.2 >/dev/null 2>&1
 	return 0

@@ -39,7 +39,7 @@ OUT=/tmp/faults
 mkdir -p "$OUT"
 LAST_OUT=
 
-# ---- fail_function ------------------------------------------------------------
+# ---- the fault attributes -----------------------------------------------------
 
 # inject POINT PERCENT TIMES: POINT fails PERCENT of the times it is
 # reached, at most TIMES times
@@ -65,16 +65,10 @@ injected() {
 
 # ---- traffic ------------------------------------------------------------------
 
-# counter DEV NAME: one `rdma statistic` counter of DEV's port 1
-counter() {
-	rdma statistic show link "$1/1" 2>/dev/null |
-		awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n) { print $(i + 1); exit } }'
-}
-
 # both NAME: the counter NAME summed over eroce1 and eroce2
 both() {
 	local a b
-	a=$(counter eroce1 "$1") && b=$(counter eroce2 "$1") &&
+	a=$(stat_get eroce1/1 "$1") && b=$(stat_get eroce2/1 "$1") &&
 		[ -n "$a" ] && [ -n "$b" ] && echo $((a + b))
 }
 

@@ -158,10 +158,7 @@ restore() {
 		return 1
 	rdma_dev_exists eroce2 || ns2 rdma link add eroce2 type eroce netdev veth2 ||
 		return 1
-	wait_for 30 port_state_is eroce1 "4: ACTIVE" &&
-		wait_for 30 port_state_is eroce2 "4: ACTIVE" &&
-		wait_for 30 has_gid eroce1 "$(ipv4_gid 198.18.0.1)" &&
-		wait_for 30 has_gid eroce2 "$(ipv4_gid 198.18.0.2)"
+	eroce_links_ready
 }
 
 # ---- the events -----------------------------------------------------------------
