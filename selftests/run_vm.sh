@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # run_vm.sh [--show] [--timeout SECS] [--group N] [--kver KVER]
-#           [--kernel DIR [--module KO]] TEST.sh...
+#           [--kernel DIR [--module KO]] [--env NAME=VALUE]... TEST.sh...
 #
 # Runs each test script in its own QEMU guest (TCG, no network device) that
 # boots the Debian kernel installed on this machine and sees the host root
@@ -38,6 +38,10 @@
 # installed Debian kernel, such as the PREEMPT_RT flavour; eroce.ko and
 # the test modules must have been built for it (scripts/kver.sh says
 # which kernel is the default).
+#
+# --env NAME=VALUE (repeatable) sets NAME in the tests' environment (the
+# host's environment does not reach the guest), such as
+# EROCE_SOAK_MINUTES for selftests/soak/soak.sh.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -52,6 +56,7 @@ BOOT_LIMIT=${EROCE_VM_BOOT_LIMIT:-120}
 SPLAT='WARNING:|BUG:|kernel BUG|Oops|panic|general protection|Call Trace|UBSAN:'
 
 SHOW=0
+GUEST_ENV=()
 TIMEOUT=300
 TIMEOUT_SET=0
 T=300			# timeout of the guest being run (its tests' sum)
@@ -65,7 +70,7 @@ PASSED=0
 FAILED=0
 
 usage() {
-	echo "usage: $0 [--show] [--timeout SECS] [--group N] [--kver KVER] [--kernel DIR [--module KO]] TEST.sh..." >&2
+	echo "usage: $0 [--show] [--timeout SECS] [--group N] [--kver KVER] [--kernel DIR [--module KO]] [--env NAME=VALUE]... TEST.sh..." >&2
 	exit 2
 }
 
@@ -78,6 +83,9 @@ parse_args() {
 		--kver) [ $# -ge 2 ] || usage; KVER=$2; shift ;;
 		--kernel) [ $# -ge 2 ] || usage; KERNEL_DIR=$2; shift ;;
 		--module) [ $# -ge 2 ] || usage; MODULE=$2; shift ;;
+		--env)
+			[ $# -ge 2 ] && [[ "$2" =~ ^[A-Z_][A-Z0-9_]*= ]] || usage
+			GUEST_ENV+=("$2"); shift ;;
 		-h|--help) usage ;;
 		--) shift; break ;;
 		-*) usage ;;
@@ -165,6 +173,9 @@ write_params() {
 			echo "EROCE_TIMEOUT_$n=$(test_timeout "$t")"
 		done
 		echo "EROCE_SHOW=$SHOW"
+		for t in "${GUEST_ENV[@]}"; do
+			echo "export ${t%%=*}=$(squote "${t#*=}")"
+		done
 		if [ $DEBUG = 1 ]; then
 			echo "EROCE_DEBUG_KERNEL=1"
 			echo "EROCE_TIMEOUT_MULT=$MULT"
