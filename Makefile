@@ -28,7 +28,7 @@ ifeq ($(RT),1)
 DEB_PKGS += linux-image-rt-amd64
 endif
 
-.PHONY: all modules provider tools install deps check unit vmtest demo bench bench-loss bench-topo bench-consumers lint clean
+.PHONY: all modules provider tools install deps check unit vmtest demo bench bench-loss bench-topo bench-consumers soak lint clean
 .PHONY: dkms-src dkms-install dkms-remove deb
 
 all: modules provider tools
@@ -138,6 +138,14 @@ bench-topo: deps all
 # NVMe-oF and NFS over RDMA on eroce and on rdma_rxe, one guest
 bench-consumers: deps all
 	selftests/run_vm.sh --show selftests/bench/consumers_guest.sh
+
+# SOAK_MINUTES (default 30) of mixed traffic under changing impairments,
+# every byte checked, objects, memory and error counters flat
+# (Documentation/testing.rst "Soak"); not part of check or CI
+SOAK_MINUTES ?= 30
+soak: deps all
+	selftests/run_vm.sh --show --timeout $$(($(SOAK_MINUTES) * 60 + 900)) \
+		--env EROCE_SOAK_MINUTES=$(SOAK_MINUTES) selftests/soak/soak.sh
 
 # style checks need the kernel source (checkpatch.pl)
 lint:

@@ -2,7 +2,9 @@
 /*
  * eroce_integrity: move patterned data between two RC endpoints with SEND,
  * RDMA WRITE (ending each round with WRITE_WITH_IMM) and RDMA READ, and
- * check every byte where it lands.
+ * check every byte where it lands; and run FETCH_AND_ADD and CMP_AND_SWP
+ * on counters of the peer, checking every value they return and the
+ * counters they leave behind.
  *
  *   server:  eroce_integrity -d DEV -g GIDIDX [options]
  *   client:  eroce_integrity -d DEV -g GIDIDX [options] SERVER_ADDR
@@ -25,10 +27,25 @@
  *          checks the region and reports over TCP.
  *   READ   per round the passive end fills its region, the active end
  *          reads it back in random-sized pieces and checks what it read.
+ *   ATOMIC per QP the passive end exposes NCTR 8-byte-aligned 64-bit
+ *          counters (after the region, poisoned guards either side), each
+ *          round set to values both ends derive from the seed.  The
+ *          active end posts a PRNG-driven sequence of FETCH_AND_ADD and
+ *          CMP_AND_SWP (half of these compare equal, half miss by one
+ *          bit) on them, up to min(depth, max_rd_atomic) outstanding,
+ *          and checks each returned original value against its model
+ *          of the counters: it is their only writer, and one QP's
+ *          atomics execute in posting order, so the model is updated
+ *          when an atomic is posted.  At the end of the round (CTL_DONE)
+ *          the passive end runs the same sequence on its own model,
+ *          compares its counters and guards with it and reports over
+ *          TCP.  Each atomic counts as one message of 8 bytes; -a sets
+ *          how many there are (-b does not apply).
  *
- * The active end is the client unless -R.  Exit status: 0 all bytes good,
- * 1 data mismatch, 2 error (completion error, setup, peer went away),
- * 3 timeout (-t).
+ * -o picks the operations; without it SEND, WRITE and READ run (-o all
+ * adds ATOMIC).  The active end is the client unless -R.  Exit status:
+ * 0 all bytes good, 1 data mismatch, 2 error (completion error, setup,
+ * peer went away), 3 timeout (-t).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -61,9 +78,18 @@
 #define OP_SEND		0
 #define OP_WRITE	1
 #define OP_READ		2
-#define NUM_OPS		3
+#define OP_ATOMIC	3
+#define NUM_OPS		4
+#define OPS_DEFAULT	((1u << OP_SEND) | (1u << OP_WRITE) | (1u << OP_READ))
+#define OPS_ALL		((1u << NUM_OPS) - 1)
+#define RD_ATOMIC	16		/* default max_rd_atomic, max_dest_rd_atomic */
+#define MAX_RD_ATOMIC	128
+#define NCTR		16		/* ATOMIC: counters per QP */
+#define ATOMIC_ROUND	4096		/* ATOMIC: atomics per QP and round */
 
-static const char *const op_names[NUM_OPS] = { "send", "write", "read" };
+static const char *const op_names[NUM_OPS] = {
+	"send", "write", "read", "atomic",
+};
 
 static const uint32_t mtu_sizes[] = {
 	1, 255, 256, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097,
@@ -81,6 +107,9 @@ struct params {
 	uint64_t seed;
 	uint64_t bytes;		/* per operation, over all QPs */
 	uint64_t region;	/* WRITE/READ target region per QP */
+	uint64_t atomics;	/* ATOMIC: atomics over all QPs */
+	uint32_t rd_atomic;	/* max_rd_atomic, max_dest_rd_atomic */
+	uint32_t reserved;
 };
 
 struct qp_info {
@@ -90,6 +119,7 @@ struct qp_info {
 	uint32_t pad;
 	uint64_t addr;
 	uint8_t gid[16];
+	uint64_t ctr_addr;	/* ATOMIC: the counters */
 };
 
 /* control messages over TCP */
@@ -115,6 +145,17 @@ struct slot {
 	uint64_t off;		/* stream offset of the first byte */
 	uint32_t seq;		/* message number */
 	struct ibv_sge sge[MAX_SGES];
+	uint64_t want;		/* ATOMIC: the original value it must return */
+	uint32_t ctr;		/* ATOMIC: counter index */
+	bool cas;		/* ATOMIC: CMP_AND_SWP, else FETCH_AND_ADD */
+};
+
+/* one atomic of a QP's sequence */
+struct aop {
+	uint32_t ctr;
+	bool cas;
+	uint64_t compare;	/* CMP_AND_SWP */
+	uint64_t operand;	/* CMP_AND_SWP: swap value, FETCH_AND_ADD: addend */
 };
 
 struct qpctx {
@@ -126,6 +167,8 @@ struct qpctx {
 	uint8_t *sslots;	/* depth send/read slots */
 	uint8_t *rslots;	/* 2 * depth receive slots */
 	uint8_t *region;	/* WRITE/READ target */
+	uint64_t *ctr;		/* ATOMIC: NCTR counters, GUARD bytes either side */
+	uint64_t *ares;		/* ATOMIC: depth 8-byte results */
 	struct slot *ss;
 	struct slot *rs;
 	struct qp_info local, remote;
@@ -139,6 +182,9 @@ struct qpctx {
 	uint32_t nmsgs;		/* SEND: messages expected */
 	uint32_t outstanding;
 	bool imm_seen;
+	/* ATOMIC: the counters with every atomic posted so far applied */
+	uint64_t model[NCTR];
+	uint64_t last[NCTR];	/* stream offset of the last atomic on each */
 };
 
 static struct {
@@ -158,7 +204,9 @@ static struct {
 	.ib_port = 1,
 	.p = {
 		.nqp = 4, .depth = 32, .max_msg = 65537,
-		.ops = 7, .seed = 1, .bytes = 256ull << 20, .region = 4u << 20,
+		.ops = OPS_DEFAULT, .seed = 1, .bytes = 256ull << 20,
+		.region = 4u << 20, .atomics = 64u << 10,
+		.rd_atomic = RD_ATOMIC,
 	},
 	.timeout = 600,
 };
@@ -178,6 +226,7 @@ static uint64_t bad_count[NUM_OPS];
 static uint64_t first_bad[NUM_OPS];
 static int first_bad_qp[NUM_OPS];
 static uint64_t ok_bytes[NUM_OPS], ok_msgs[NUM_OPS];
+static uint64_t n_fadd, n_cas_hit, n_cas_miss;	/* ATOMIC: what was run */
 
 #define vlog(...) do { if (opt.verbose) { printf(__VA_ARGS__); \
 		       putchar('\n'); fflush(stdout); } } while (0)
@@ -283,6 +332,73 @@ static uint32_t next_size(struct qpctx *q, uint64_t limit)
 	return n > limit ? limit : n;
 }
 
+/* ---- atomics ------------------------------------------------------------- */
+
+/* q's model of its counters at the start of round r, on both ends */
+static void ctr_init(struct qpctx *q, uint32_t r)
+{
+	uint64_t key = stream_key(q->idx, OP_ATOMIC);
+	uint32_t j;
+
+	for (j = 0; j < NCTR; j++) {
+		q->model[j] = pat_word(key, (uint64_t)r * NCTR + j);
+		q->last[j] = UINT64_MAX;
+	}
+}
+
+/*
+ * The next atomic of q's sequence (q->sizes, seeded alike on both ends),
+ * applied to q's model; returns the original value it must return.  Half
+ * are FETCH_AND_ADD, mostly of small addends, sometimes of 64-bit ones
+ * (carries across the halves, wraps); half CMP_AND_SWP, of which half
+ * compare equal and half differ from the counter in one bit of the 64.
+ */
+static uint64_t atomic_next(struct qpctx *q, struct aop *a)
+{
+	uint64_t orig;
+	bool hit;
+
+	a->ctr = rng_below(&q->sizes, NCTR);
+	a->cas = rng_next(&q->sizes) & 1;
+	orig = q->model[a->ctr];
+	if (a->cas) {
+		hit = rng_next(&q->sizes) & 1;
+		a->compare = orig;
+		if (!hit)
+			a->compare ^= 1ull << rng_below(&q->sizes, 64);
+		a->operand = rng_next(&q->sizes);
+		if (hit) {
+			q->model[a->ctr] = a->operand;
+			n_cas_hit++;
+		} else {
+			n_cas_miss++;
+		}
+	} else {
+		a->compare = 0;
+		if (rng_below(&q->sizes, 4))
+			a->operand = 1 + rng_below(&q->sizes, 256);
+		else
+			a->operand = rng_next(&q->sizes);
+		q->model[a->ctr] += a->operand;
+		n_fadd++;
+	}
+	q->last[a->ctr] = q->stream;
+	return orig;
+}
+
+/* atomics outstanding per QP at most */
+static uint32_t atomic_window(void)
+{
+	return opt.p.depth < opt.p.rd_atomic ? opt.p.depth : opt.p.rd_atomic;
+}
+
+static uint64_t atomics_per_qp(void)
+{
+	uint64_t n = opt.p.atomics / opt.p.nqp;
+
+	return n ? n : 1;
+}
+
 /* ---- results ---------------------------------------------------------------- */
 
 static void note_bad(int op, int qp, uint64_t off, const char *what)
@@ -330,6 +446,72 @@ static void check_pieces(int op, struct qpctx *q, struct slot *s,
 		}
 		left -= n;
 		off += n;
+	}
+}
+
+/* an atomic completed: did it return what the counter held? */
+static void check_atomic(struct qpctx *q, struct slot *s)
+{
+	uint64_t got = q->ares[s - q->ss];
+	char m[160];
+
+	if (got == s->want)
+		return;
+	snprintf(m, sizeof(m),
+		 "atomic %u (%s on counter %u) returned %#" PRIx64 ", want %#" PRIx64,
+		 s->seq, s->cas ? "cmp_and_swp" : "fetch_and_add", s->ctr, got,
+		 s->want);
+	note_bad(OP_ATOMIC, q->idx, s->off, m);
+}
+
+/*
+ * Passive end, round done: run the round's n atomics on q's model and
+ * compare the counters, and their guards, with it.
+ */
+static void check_counters(struct qpctx *q, uint32_t r, uint64_t n)
+{
+	uint64_t before = bad_count[OP_ATOMIC], start = q->stream, k;
+	uint8_t *g = (uint8_t *)q->ctr;
+	struct aop a;
+	int64_t bad;
+	uint32_t j;
+	char m[200];
+
+	for (k = 0; k < n; k++) {
+		atomic_next(q, &a);
+		q->stream += 8;
+	}
+	for (j = 0; j < NCTR; j++) {
+		uint64_t got = q->ctr[j];
+
+		if (got == q->model[j])
+			continue;
+		if (q->last[j] == UINT64_MAX)
+			snprintf(m, sizeof(m),
+				 "round %u counter %u holds %#" PRIx64 ", want %#" PRIx64 " (no atomic on it)",
+				 r, j, got, q->model[j]);
+		else
+			snprintf(m, sizeof(m),
+				 "round %u counter %u holds %#" PRIx64 ", want %#" PRIx64 " (last changed by atomic %" PRIu64 ")",
+				 r, j, got, q->model[j], q->last[j] / 8);
+		note_bad(OP_ATOMIC, q->idx,
+			 q->last[j] == UINT64_MAX ? start : q->last[j], m);
+	}
+	bad = guard_check(g - GUARD, GUARD);
+	if (bad >= 0) {
+		snprintf(m, sizeof(m), "round %u: byte written %" PRId64
+			 " bytes before the counters", r, GUARD - bad);
+		note_bad(OP_ATOMIC, q->idx, start, m);
+	}
+	bad = guard_check(g + NCTR * 8, GUARD);
+	if (bad >= 0) {
+		snprintf(m, sizeof(m), "round %u: byte written %" PRId64
+			 " past the counters", r, bad);
+		note_bad(OP_ATOMIC, q->idx, start, m);
+	}
+	if (bad_count[OP_ATOMIC] == before) {
+		ok_bytes[OP_ATOMIC] += 8 * n;
+		ok_msgs[OP_ATOMIC] += n;
 	}
 }
 
@@ -404,6 +586,8 @@ static void setup_verbs(void)
 		opt.p.mtu = pattr.active_mtu;
 	if ((uint32_t)dattr.max_sge < max_sge)
 		max_sge = dattr.max_sge;
+	if ((opt.p.ops & (1u << OP_ATOMIC)) && dattr.atomic_cap == IBV_ATOMIC_NONE)
+		eroce_die("device %s has no atomics", ibv_get_device_name(ctx->device));
 
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
@@ -429,7 +613,7 @@ static void setup_verbs(void)
 			},
 			.qp_type = IBV_QPT_RC,
 		};
-		size_t total;
+		size_t total, ctr_off, res_off;
 
 		q->idx = i;
 		q->qp = ibv_create_qp(pd, &ia);
@@ -441,7 +625,15 @@ static void setup_verbs(void)
 			eroce_die("ibv_create_qp failed: %s", strerror(errno));
 		max_inline = ia.cap.max_inline_data;
 		q->slot_bytes = opt.p.max_msg + MAX_SGES * GUARD;
-		total = q->slot_bytes * 3 * d + opt.p.region + GUARD;
+		/*
+		 * depth send/read slots, 2 * depth receive slots, the region
+		 * and its guard, then (8-byte aligned) a guard, the counters,
+		 * a guard and the atomics' results
+		 */
+		ctr_off = (q->slot_bytes * 3 * d + opt.p.region + 2 * GUARD + 7) &
+			  ~7ul;
+		res_off = ctr_off + NCTR * 8 + GUARD;
+		total = res_off + (size_t)d * 8;
 		q->arena = aligned_alloc(4096, (total + 4095) & ~4095ul);
 		if (!q->arena)
 			eroce_die("out of memory");
@@ -449,12 +641,15 @@ static void setup_verbs(void)
 		q->sslots = q->arena;
 		q->rslots = q->arena + q->slot_bytes * d;
 		q->region = q->arena + q->slot_bytes * 3 * d;
+		q->ctr = (uint64_t *)(q->arena + ctr_off);
+		q->ares = (uint64_t *)(q->arena + res_off);
 		q->ss = calloc(d, sizeof(*q->ss));
 		q->rs = calloc(2 * d, sizeof(*q->rs));
 		if (!q->ss || !q->rs)
 			eroce_die("out of memory");
 		q->mr = ibv_reg_mr(pd, q->arena, total, IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+				   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC);
 		if (!q->mr)
 			eroce_die("ibv_reg_mr failed: %s", strerror(errno));
 
@@ -464,6 +659,7 @@ static void setup_verbs(void)
 			(uint32_t)(mix64(opt.p.seed + i + getpid()) & 0xffffff);
 		q->local.rkey = q->mr->rkey;
 		q->local.addr = (uintptr_t)q->region;
+		q->local.ctr_addr = (uintptr_t)q->ctr;
 		if (ibv_query_gid(ctx, opt.ib_port, opt.gidx,
 				  (union ibv_gid *)q->local.gid))
 			eroce_die("ibv_query_gid %d failed", opt.gidx);
@@ -481,7 +677,8 @@ static void connect_qps(void)
 			.pkey_index = 0,
 			.port_num = opt.ib_port,
 			.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-					   IBV_ACCESS_REMOTE_READ,
+					   IBV_ACCESS_REMOTE_READ |
+					   IBV_ACCESS_REMOTE_ATOMIC,
 		};
 
 		if (ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
@@ -493,7 +690,7 @@ static void connect_qps(void)
 		a.path_mtu = opt.p.mtu;
 		a.dest_qp_num = q->remote.qpn;
 		a.rq_psn = q->remote.psn;
-		a.max_dest_rd_atomic = 16;
+		a.max_dest_rd_atomic = opt.p.rd_atomic;
 		a.min_rnr_timer = 12;
 		a.ah_attr.is_global = 1;
 		memcpy(&a.ah_attr.grh.dgid, q->remote.gid, 16);
@@ -512,7 +709,7 @@ static void connect_qps(void)
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;
 		a.sq_psn = q->local.psn;
-		a.max_rd_atomic = 16;
+		a.max_rd_atomic = opt.p.rd_atomic;
 		if (ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
@@ -647,7 +844,9 @@ static void exchange(void)
 		xread(&opt.p, sizeof(opt.p));
 	if (!opt.p.nqp || opt.p.nqp > MAX_QPS || !opt.p.depth ||
 	    opt.p.depth > MAX_DEPTH || !opt.p.max_msg ||
-	    opt.p.region < opt.p.max_msg)
+	    opt.p.region < opt.p.max_msg || !opt.p.ops ||
+	    !opt.p.rd_atomic || opt.p.rd_atomic > MAX_RD_ATOMIC ||
+	    (opt.p.ops & ~OPS_ALL))
 		eroce_die("bad parameters");
 	setup_verbs();
 	for (i = 0; i < opt.p.nqp; i++) {
@@ -813,6 +1012,43 @@ static void post_recv_slot(struct qpctx *q, uint32_t seq, int op)
 	q->rposted++;
 }
 
+/* post the next atomic of q's sequence; its result lands in q->ares */
+static void post_atomic(struct qpctx *q)
+{
+	uint32_t idx = q->posted % opt.p.depth;
+	struct slot *s = &q->ss[idx];
+	struct ibv_send_wr wr = {}, *bad;
+	struct aop a;
+
+	s->want = atomic_next(q, &a);
+	s->ctr = a.ctr;
+	s->cas = a.cas;
+	s->seq = q->posted;
+	s->off = q->stream;
+	s->len = 8;
+	s->nsge = 1;
+	memset(&q->ares[idx], POISON, 8);
+	s->sge[0].addr = (uintptr_t)&q->ares[idx];
+	s->sge[0].length = 8;
+	s->sge[0].lkey = q->mr->lkey;
+	wr.wr_id = ((uint64_t)q->idx << 32) | idx;
+	wr.sg_list = s->sge;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.opcode = a.cas ? IBV_WR_ATOMIC_CMP_AND_SWP :
+		    IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.wr.atomic.remote_addr = q->remote.ctr_addr + 8 * a.ctr;
+	wr.wr.atomic.rkey = q->remote.rkey;
+	wr.wr.atomic.compare_add = a.cas ? a.compare : a.operand;
+	wr.wr.atomic.swap = a.cas ? a.operand : 0;
+	if (ibv_post_send(q->qp, &wr, &bad))
+		eroce_die("ibv_post_send (atomic %u) failed: %s", s->seq,
+		    strerror(errno));
+	q->stream += 8;
+	q->posted++;
+	q->outstanding++;
+}
+
 /* post one SEND/WRITE/READ of the next piece of q's stream */
 static void post_one(struct qpctx *q, int op, uint64_t region_base, bool imm_last)
 {
@@ -859,11 +1095,13 @@ static void post_one(struct qpctx *q, int op, uint64_t region_base, bool imm_las
 
 /*
  * Active side of one batch: every QP sends its stream from q->stream to
- * q->stream_end with up to depth WRs in flight; returns when all WRs
- * completed.  READ completions are checked here.
+ * q->stream_end with up to depth WRs in flight (atomics: atomic_window(),
+ * 8 stream bytes each); returns when all WRs completed.  READ and atomic
+ * completions are checked here.
  */
 static void active_run(int op, uint64_t region_base)
 {
+	uint32_t win = op == OP_ATOMIC ? atomic_window() : opt.p.depth;
 	struct ibv_wc wc[32];
 	uint32_t i, busy;
 	bool snd;
@@ -874,9 +1112,13 @@ static void active_run(int op, uint64_t region_base)
 		for (i = 0; i < opt.p.nqp; i++) {
 			struct qpctx *q = &qps[i];
 
-			while (q->outstanding < opt.p.depth &&
-			       q->stream < q->stream_end)
-				post_one(q, op, region_base, op == OP_WRITE);
+			while (q->outstanding < win &&
+			       q->stream < q->stream_end) {
+				if (op == OP_ATOMIC)
+					post_atomic(q);
+				else
+					post_one(q, op, region_base, op == OP_WRITE);
+			}
 			if (q->outstanding || q->stream < q->stream_end)
 				busy++;
 		}
@@ -898,7 +1140,9 @@ static void active_run(int op, uint64_t region_base)
 				eroce_die("%s: qp %d completion out of order: WR %u, want %u",
 				    op_names[op], q->idx, s->seq, q->completed);
 			want = op == OP_SEND ? IBV_WC_SEND :
-			       op == OP_WRITE ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ;
+			       op == OP_WRITE ? IBV_WC_RDMA_WRITE :
+			       op == OP_READ ? IBV_WC_RDMA_READ :
+			       s->cas ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD;
 			if (wc[k].opcode != want)
 				eroce_die("%s: qp %d completion opcode %d, want %u",
 				    op_names[op], q->idx, wc[k].opcode, want);
@@ -908,6 +1152,8 @@ static void active_run(int op, uint64_t region_base)
 					     q->idx, s->seq, wc[k].byte_len, s->len);
 				check_pieces(op, q, s, s->len, s->off);
 			}
+			if (op == OP_ATOMIC)
+				check_atomic(q, s);
 			if (op != OP_WRITE) {
 				ok_bytes[op] += s->len;
 				ok_msgs[op]++;
@@ -1165,6 +1411,64 @@ static void read_phase(bool active)
 	}
 }
 
+/*
+ * Per round every QP runs up to ATOMIC_ROUND atomics on its counters,
+ * which the passive end sets to the round's start values before
+ * CTL_READY; after the active end's CTL_DONE (all its atomics completed)
+ * it checks them and reports in CTL_RESULT (bytes: the first bad QP).
+ */
+static void atomic_phase(bool active)
+{
+	uint64_t per_qp = atomics_per_qp();
+	uint32_t r, i, rounds = (per_qp + ATOMIC_ROUND - 1) / ATOMIC_ROUND;
+	struct ctl c;
+
+	phase_reset(OP_ATOMIC);
+	for (r = 0; r < rounds; r++) {
+		uint64_t base = (uint64_t)r * ATOMIC_ROUND;
+		uint64_t n = per_qp - base < ATOMIC_ROUND ? per_qp - base :
+			     ATOMIC_ROUND;
+
+		for (i = 0; i < opt.p.nqp; i++) {
+			ctr_init(&qps[i], r);
+			qps[i].stream = 8 * base;
+			qps[i].stream_end = 8 * (base + n);
+		}
+		if (active) {
+			ctl_expect(&c, CTL_READY, OP_ATOMIC, r);
+			active_run(OP_ATOMIC, 8 * base);
+			ctl_send(CTL_DONE, OP_ATOMIC, r, 0, 0, 0);
+			ctl_expect(&c, CTL_RESULT, OP_ATOMIC, r);
+			if (c.bad) {
+				if (!bad_count[OP_ATOMIC]) {
+					first_bad[OP_ATOMIC] = c.first_bad;
+					first_bad_qp[OP_ATOMIC] = c.bytes;
+				}
+				bad_count[OP_ATOMIC] += c.bad;
+				printf("atomic: round %u: peer saw %u bad counters or guards, first at qp %" PRIu64 " stream offset %" PRIu64 "\n",
+				       r, c.bad, c.bytes, c.first_bad);
+			}
+			continue;
+		}
+
+		uint64_t before = bad_count[OP_ATOMIC];
+
+		for (i = 0; i < opt.p.nqp; i++) {
+			struct qpctx *q = &qps[i];
+
+			memset((uint8_t *)q->ctr - GUARD, POISON, GUARD);
+			memcpy(q->ctr, q->model, NCTR * 8);
+			memset((uint8_t *)q->ctr + NCTR * 8, POISON, GUARD);
+		}
+		ctl_send(CTL_READY, OP_ATOMIC, r, 0, 0, 0);
+		ctl_expect(&c, CTL_DONE, OP_ATOMIC, r);
+		for (i = 0; i < opt.p.nqp; i++)
+			check_counters(&qps[i], r, n);
+		ctl_send(CTL_RESULT, OP_ATOMIC, r, bad_count[OP_ATOMIC] - before,
+			 first_bad[OP_ATOMIC], first_bad_qp[OP_ATOMIC]);
+	}
+}
+
 /* ---- main ---------------------------------------------------------------------------------------- */
 
 static void on_alarm(int sig)
@@ -1205,7 +1509,10 @@ static void usage(void)
 	       "  -b BYTES      bytes per operation over all QPs, k/M/G suffix (default 256M)\n"
 	       "  -S BYTES      largest message (default 65537)\n"
 	       "  -r BYTES      WRITE/READ region per QP and round (default 4M)\n"
-	       "  -o OPS        operations: send,write,read (default all)\n"
+	       "  -o OPS        operations: send,write,read,atomic or all\n"
+	       "                (default send,write,read)\n"
+	       "  -a N          atomics over all QPs, k/M suffix (default 64k)\n"
+	       "  -A N          reads and atomics outstanding per QP, 1..128 (default 16)\n"
 	       "  -m MTU        path MTU 256..4096 (default: port's active MTU)\n"
 	       "  -s SEED       pattern seed (default 1)\n"
 	       "  -R            reverse: the server is the active side\n"
@@ -1222,7 +1529,7 @@ int main(int argc, char **argv)
 	bool active;
 	int c, op, rc = 0;
 
-	while ((c = getopt(argc, argv, "d:g:p:i:q:w:b:S:r:o:m:s:Rt:PL:vh")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:p:i:q:w:b:S:r:o:a:A:m:s:Rt:PL:vh")) != -1) {
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'g': opt.gidx = atoi(optarg); break;
@@ -1240,11 +1547,13 @@ int main(int argc, char **argv)
 					if (!strcmp(t, op_names[op]))
 						opt.p.ops |= 1u << op;
 				if (!strcmp(t, "all"))
-					opt.p.ops = 7;
+					opt.p.ops = OPS_ALL;
 			}
 			if (!opt.p.ops)
 				usage();
 			break;
+		case 'a': opt.p.atomics = parse_size(optarg); break;
+		case 'A': opt.p.rd_atomic = atoi(optarg); break;
 		case 'm': {
 			int m = atoi(optarg);
 
@@ -1285,6 +1594,9 @@ int main(int argc, char **argv)
 	       opt.server ? "client" : "server", active ? "active" : "passive",
 	       opt.p.nqp, opt.p.depth, opt.p.bytes, opt.p.max_msg,
 	       128 << opt.p.mtu, opt.busy_poll ? "busy poll" : "CQ events");
+	if (opt.p.ops & (1u << OP_ATOMIC))
+		printf("atomic: %" PRIu64 " per QP on %d counters, rounds of %d, up to %u outstanding\n",
+		       atomics_per_qp(), NCTR, ATOMIC_ROUND, atomic_window());
 
 	for (op = 0; op < NUM_OPS; op++) {
 		struct timespec t0, t1;
@@ -1297,8 +1609,10 @@ int main(int argc, char **argv)
 			send_phase(active);
 		else if (op == OP_WRITE)
 			write_phase(active);
-		else
+		else if (op == OP_READ)
 			read_phase(active);
+		else
+			atomic_phase(active);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 		if (bad_count[op]) {
@@ -1311,6 +1625,9 @@ int main(int argc, char **argv)
 			       op_names[op], ok_bytes[op], ok_msgs[op], s,
 			       ok_bytes[op] / (s > 0 ? s : 1) / (1 << 20));
 		}
+		if (op == OP_ATOMIC)
+			printf("atomic: %" PRIu64 " fetch_and_add, %" PRIu64 " cmp_and_swp (%" PRIu64 " compared equal, %" PRIu64 " did not)\n",
+			       n_fadd, n_cas_hit + n_cas_miss, n_cas_hit, n_cas_miss);
 	}
 	/* final handshake: nobody tears down QPs while the peer still needs them */
 	ctl_send(CTL_DONE, NUM_OPS, 0, rc, 0, 0);
