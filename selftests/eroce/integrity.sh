@@ -3,7 +3,8 @@
 # vm-timeout: 600
 #
 # integrity.sh: every byte moved by SEND, RDMA WRITE (+ WRITE_WITH_IMM)
-# and RDMA READ between two eroce devices arrives intact.  Runs
+# and RDMA READ between two eroce devices arrives intact, and every atomic
+# (FETCH_ADD, CMP_SWAP) returns the value it must.  Runs
 # selftests/tools/eroce_integrity (server in ns2, client in ns1; 4 QPs x 32
 # WRs, message sizes around MTU boundaries and random, multi-SGE WRs) once
 # per operation, once over the IPv6 GID, and once more with netem dropping
@@ -35,6 +36,8 @@ LOSS_BYTES=${INTEGRITY_LOSS_BYTES:-$(debug_scaled 4M 4)}
 TMO=${INTEGRITY_TIMEOUT:-$(tmo 150)}
 IMPAIR_BYTES=${INTEGRITY_IMPAIR_BYTES:-$(debug_scaled 1M 4)}
 SMALL_BYTES=$(debug_scaled 2M)
+ATOMICS=$(debug_scaled 32768)
+LOSS_ATOMICS=$(debug_scaled 8192 4)
 # the full queue's rate: below what eroce sends (some 20 Mb/s on the
 # debug kernel, where 100 Mb/s refused nothing)
 FULL_RATE=50mbit
@@ -50,7 +53,7 @@ mkdir -p "$OUT"
 # than the QP timeout: where RC collapsed before the window after a
 # timeout); the other IPv4 runs per operation, the other direction, the
 # other operations under loss and the other impairments are skips
-DEBUG_KEEP="send ipv6_all_ops loss_write full_queue_all_ops"
+DEBUG_KEEP="send ipv6_all_ops loss_write loss_atomic full_queue_all_ops"
 
 # the pair of lib_rdma.sh, and its IPv6 GIDs
 setup() {
@@ -154,6 +157,8 @@ test_lossless() {
 	# the other direction, small messages only (many packets per byte)
 	pair reverse_small_msgs "$g1" "$g2" 198.18.0.2 -R -S 1100 -b "$SMALL_BYTES" -s 14
 	pair ipv6_all_ops "$g61" "$g62" 2001:db8::2 -b "$V6_BYTES" -s 15
+	# FETCH_ADD and CMP_SWAP, every original value checked
+	pair atomic "$g1" "$g2" 198.18.0.2 -o atomic -a "$ATOMICS" -s 16
 }
 
 test_loss() {
@@ -168,6 +173,11 @@ test_loss() {
 	pair loss_send "$g1" "$g2" 198.18.0.2 -o send -b "$LOSS_BYTES" -s 21
 	pair loss_write "$g1" "$g2" 198.18.0.2 -o write -b "$LOSS_BYTES" -s 22
 	pair loss_read "$g1" "$g2" 198.18.0.2 -o read -b "$LOSS_BYTES" -s 23
+	# 64 atomics outstanding per QP: a lost response's atomic, sent
+	# again after many newer ones executed, must still find its result
+	# (the replay cache once held 16, and the QP stalled)
+	pair loss_atomic "$g1" "$g2" 198.18.0.2 -o atomic -A 64 -w 64 -q 2 \
+		-a "$LOSS_ATOMICS" -s 24
 	a1=$(retransmits eroce1)
 	b2=$(responder_loss eroce2)
 	ktap_diag "eroce1: $(counters eroce1)"
@@ -240,7 +250,7 @@ test_kernel_log() {
 	ktap_result no_kernel_splat "$([ -z "$splat" ]; echo $?)" "splat in dmesg"
 }
 
-ktap_plan 18
+ktap_plan 20
 [ -x "$TOOL" ] || ktap_bail "$TOOL not built (make -C selftests/tools)"
 require setup
 kmsg_mark

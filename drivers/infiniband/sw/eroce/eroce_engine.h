@@ -64,14 +64,19 @@ struct eroce_rsp {
  */
 #define EROCE_RSP_EXTRA		16
 
-/* result of an executed atomic, replayed for a duplicate request */
+/*
+ * Result of an executed atomic, replayed for a duplicate request.  The
+ * replay cache shares one allocation with the owed responses
+ * (eroce_resp_room_alloc()): rsp_size / 2 results, at least
+ * max_dest_rd_atomic + EROCE_RSP_EXTRA, more than the atomics the peer
+ * may have outstanding, each of which it may send again.
+ */
 struct eroce_atomic_res {
 	u32 psn;
 	bool valid;
 	u64 orig;
 };
 
-#define EROCE_ATOMIC_REPLAY	16
 #define EROCE_REQ_BUDGET	64	/* packets per requester run */
 /* read response packets sent from the receive softirq per READ */
 #define EROCE_RESP_INLINE_PKTS	4
@@ -204,7 +209,8 @@ struct eroce_resp {
 	u32 rsp_size;			/* power of two */
 	u32 rsp_head;
 	u32 rsp_tail;
-	struct eroce_atomic_res atomic[EROCE_ATOMIC_REPLAY];
+	/* rsp_size / 2 entries, in rsp's allocation, after it */
+	struct eroce_atomic_res *atomic;
 	u32 atomic_next;
 };
 
@@ -268,6 +274,8 @@ void eroce_resp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
 bool eroce_resp_run_reads(struct eroce_qp *qp);
 void eroce_resp_flush(struct eroce_qp *qp);
 void eroce_resp_reset(struct eroce_qp *qp);
+struct eroce_rsp *eroce_resp_room_alloc(u32 size);
+void eroce_resp_room_set(struct eroce_qp *qp, struct eroce_rsp *rsp, u32 size);
 void eroce_resp_free(struct eroce_qp *qp);
 
 /* eroce_rate.c */

@@ -330,7 +330,7 @@ static struct eroce_rsp *eroce_qp_rsp_alloc(struct eroce_qp *qp,
 	if (!(mask & IB_QP_STATE) || attr->qp_state != IB_QPS_RTR ||
 	    *size <= qp->eng.resp.rsp_size)
 		return NULL;
-	return kcalloc(*size, sizeof(struct eroce_rsp), GFP_KERNEL);
+	return eroce_resp_room_alloc(*size);
 }
 
 int eroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,

@@ -765,7 +765,7 @@ static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return -EACCES;
 	orig = op.orig;
 
-	res = &resp->atomic[resp->atomic_next++ % EROCE_ATOMIC_REPLAY];
+	res = &resp->atomic[resp->atomic_next++ & (resp->rsp_size / 2 - 1)];
 	res->psn = pkt->psn;
 	res->orig = orig;
 	res->valid = true;
@@ -803,9 +803,9 @@ static void eroce_resp_atomic_duplicate(struct eroce_qp *qp,
 					struct eroce_rx *pkt)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
-	int i;
+	u32 i;
 
-	for (i = 0; i < EROCE_ATOMIC_REPLAY; i++) {
+	for (i = 0; i < resp->rsp_size / 2; i++) {
 		struct eroce_atomic_res *res = &resp->atomic[i];
 
 		if (res->valid && res->psn == pkt->psn) {
@@ -1342,8 +1342,37 @@ void eroce_resp_reset(struct eroce_qp *qp)
 	resp->in_msg = 0;
 	resp->have_rwqe = false;
 	resp->nak_sent = false;
-	memset(resp->atomic, 0, sizeof(resp->atomic));
+	memset(resp->atomic, 0, resp->rsp_size / 2 * sizeof(*resp->atomic));
 	eroce_resp_ooo_clear(qp);
+}
+
+/*
+ * eroce_resp_room_alloc - room for @size owed responses (a power of two)
+ * and, after them, @size / 2 atomic results; kfree() frees both
+ */
+struct eroce_rsp *eroce_resp_room_alloc(u32 size)
+{
+	return kzalloc(size_add(array_size(size, sizeof(struct eroce_rsp)),
+				array_size(size / 2,
+					   sizeof(struct eroce_atomic_res))),
+		       GFP_KERNEL);
+}
+
+/*
+ * eroce_resp_room_set - make @rsp, from eroce_resp_room_alloc(@size), the
+ * responder's owed responses and atomic results, both empty
+ */
+void eroce_resp_room_set(struct eroce_qp *qp, struct eroce_rsp *rsp, u32 size)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+
+	lockdep_assert_held(&qp->eng.lock);
+	resp->rsp = rsp;
+	resp->rsp_size = size;
+	resp->rsp_head = 0;
+	resp->rsp_tail = 0;
+	resp->atomic = (struct eroce_atomic_res *)(rsp + size);
+	resp->atomic_next = 0;
 }
 
 /* free what the responder allocated on its own (engine teardown) */

@@ -265,7 +265,9 @@ static void eroce_qp_work(struct work_struct *work)
 int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq)
 {
 	struct eroce_qp_engine *eng = &qp->eng;
+	u32 rsp_size = roundup_pow_of_two(2 * EROCE_RSP_EXTRA);
 	u32 slots = qp->sq.num_slots;
+	struct eroce_rsp *rsp;
 
 	spin_lock_init(&eng->lock);
 	INIT_DELAYED_WORK(&eng->work, eroce_qp_work);
@@ -280,9 +282,13 @@ int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq)
 	eng->req.copies = kvmalloc_array(slots, qp->sq.slot_size, GFP_KERNEL);
 	eng->resp.rwqe_size = srq ? srq->ring.slot_size : qp->rq.slot_size;
 	eng->resp.rwqe = kmalloc(eng->resp.rwqe_size, GFP_KERNEL);
-	eng->resp.rsp_size = roundup_pow_of_two(2 * EROCE_RSP_EXTRA);
-	eng->resp.rsp = kcalloc(eng->resp.rsp_size, sizeof(*eng->resp.rsp),
-				GFP_KERNEL);
+	rsp = eroce_resp_room_alloc(rsp_size);
+	if (rsp) {
+		/* nothing runs on the QP yet: the lock is for the rule */
+		spin_lock_bh(&eng->lock);
+		eroce_resp_room_set(qp, rsp, rsp_size);
+		spin_unlock_bh(&eng->lock);
+	}
 	if (!eng->req.swqe || !eng->req.copies || !eng->resp.rwqe ||
 	    !eng->resp.rsp || eroce_should_fail(EROCE_FAULT_QP_STATE)) {
 		eroce_qp_engine_free(qp);
@@ -306,6 +312,7 @@ void eroce_qp_engine_free(struct eroce_qp *qp)
 	eng->req.copies = NULL;
 	eng->resp.rwqe = NULL;
 	eng->resp.rsp = NULL;
+	eng->resp.atomic = NULL;
 }
 
 /* the QP is unreachable (no lookups, no references): stop and free */
@@ -400,10 +407,10 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 		/* room for every read the peer may have outstanding */
 		eroce_resp_reset(qp);
 		if (*rsp && rsp_size > resp->rsp_size) {
-			swap(resp->rsp, *rsp);
-			resp->rsp_size = rsp_size;
-			resp->rsp_head = 0;
-			resp->rsp_tail = 0;
+			struct eroce_rsp *old = resp->rsp;
+
+			eroce_resp_room_set(qp, *rsp, rsp_size);
+			*rsp = old;
 		}
 		resp->epsn = READ_ONCE(qp->attrs.rq_psn);
 		resp->msn = 0;
