@@ -68,7 +68,11 @@ struct eroce_mcast {
 
 struct eroce_dev {
 	struct ib_device ibdev;		/* first: ib_alloc_device() */
-	/* parent netdev; ib_device_set_netdev() holds the reference */
+	/*
+	 * parent netdev; ib_device_set_netdev() holds the reference until
+	 * unregistration drops it: valid in the netdev notifier and while
+	 * registering, elsewhere use eroce_get_netdev()
+	 */
 	struct net_device *ndev;
 	struct eroce_net *net;		/* sockets of ndev's namespace */
 
@@ -114,6 +118,7 @@ static inline void eroce_stat_inc(struct eroce_dev *edev,
 /* eroce_device.c */
 int eroce_dev_add(const char *name, struct net_device *ndev);
 void eroce_dev_port_event(struct eroce_dev *edev);
+struct net_device *eroce_get_netdev(struct ib_device *ibdev, u32 port_num);
 void eroce_dev_mtu_changed(struct eroce_dev *edev);
 struct eroce_dev *eroce_dev_get_by_netdev(struct net_device *ndev);
 enum ib_mtu eroce_mtu_from_netdev_mtu(unsigned int mtu);

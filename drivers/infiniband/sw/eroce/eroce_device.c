@@ -104,6 +104,7 @@ static int eroce_query_port(struct ib_device *ibdev, u32 port_num,
 			    struct ib_port_attr *attr)
 {
 	struct eroce_dev *edev = to_eroce_dev(ibdev);
+	struct net_device *ndev;
 	unsigned long flags;
 	int err;
 
@@ -124,12 +125,16 @@ static int eroce_query_port(struct ib_device *ibdev, u32 port_num,
 	err = ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
 			       &attr->active_width);
 
-	if (attr->state == IB_PORT_ACTIVE)
+	if (attr->state == IB_PORT_ACTIVE) {
 		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
-	else if (dev_get_flags(edev->ndev) & IFF_UP)
+		return err;
+	}
+	ndev = eroce_get_netdev(ibdev, port_num);
+	if (ndev && (dev_get_flags(ndev) & IFF_UP))
 		attr->phys_state = IB_PORT_PHYS_STATE_POLLING;
 	else
 		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	dev_put(ndev);
 	return err;
 }
 
@@ -204,9 +209,11 @@ static void eroce_dealloc_driver(struct ib_device *ibdev)
  * a netdev only through this legacy operation.  It reads ib_core's own
  * pointer, under ib_core's lock, as ib_device_get_netdev() does: unlike
  * edev->ndev it goes NULL when free_netdevs() releases the reference.
+ * Outside the netdev notifier (where the netdev is alive) every use of
+ * the netdev goes through here: a device outlives its netdev while
+ * rdma_cm's users hold it, and its sysfs files are read meanwhile.
  */
-static struct net_device *eroce_get_netdev(struct ib_device *ibdev,
-					   u32 port_num)
+struct net_device *eroce_get_netdev(struct ib_device *ibdev, u32 port_num)
 {
 	struct ib_port_data *pdata = &ibdev->port_data[port_num];
 	struct net_device *ndev;

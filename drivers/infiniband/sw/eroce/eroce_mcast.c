@@ -83,14 +83,20 @@ static struct eroce_mca *eroce_mca_find(struct eroce_mcg *grp,
 	return NULL;
 }
 
-/* join (@join) or leave the group's IP address on @ndev */
-static int eroce_mcast_membership(struct net_device *ndev,
+/*
+ * join (@join) or leave the group's IP address on the device's netdev;
+ * -ENODEV once the netdev is gone (its memberships went with it)
+ */
+static int eroce_mcast_membership(struct eroce_dev *edev,
 				  const union ib_gid *mgid, bool join)
 {
 	const struct in6_addr *addr = (const struct in6_addr *)mgid->raw;
+	struct net_device *ndev = eroce_get_netdev(&edev->ibdev, 1);
 	struct in_device *in_dev;
 	int err = 0;
 
+	if (!ndev)
+		return -ENODEV;
 	rtnl_lock();
 	if (ipv6_addr_v4mapped(addr)) {
 		/* 6.1's ip_mc_inc_group() reports no error of its own */
@@ -108,6 +114,7 @@ static int eroce_mcast_membership(struct net_device *ndev,
 		err = -EAFNOSUPPORT;
 	}
 	rtnl_unlock();
+	dev_put(ndev);
 	return err;
 }
 
@@ -126,7 +133,7 @@ static void eroce_mcg_put_member(struct eroce_dev *edev, struct eroce_mcg *grp,
 	list_del_rcu(&grp->node);
 	mc->num_groups--;
 	/* the netdev may have lost its IP configuration meanwhile */
-	eroce_mcast_membership(edev->ndev, &grp->mgid, false);
+	eroce_mcast_membership(edev, &grp->mgid, false);
 	kfree_rcu(grp, rcu);
 }
 
@@ -184,7 +191,7 @@ int eroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		}
 		new_grp->mgid = *gid;
 		INIT_LIST_HEAD(&new_grp->qps);
-		err = eroce_mcast_membership(edev->ndev, gid, true);
+		err = eroce_mcast_membership(edev, gid, true);
 		if (err)
 			goto out_free_grp;
 		grp = new_grp;
