@@ -128,7 +128,7 @@ void eroce_mcast_init(struct eroce_mcast *mc);
 void eroce_mcast_fini(struct eroce_mcast *mc);
 int eroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int eroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
-bool eroce_mcast_detach_qp(struct eroce_qp *qp);
+void eroce_mcast_detach_qp(struct eroce_qp *qp);
 bool eroce_mcast_rcv(struct eroce_dev *edev, struct eroce_rx *pkt,
 		     const union ib_gid *sgid, const union ib_gid *mgid);
 

@@ -235,7 +235,7 @@ static u8 eroce_wc_flags_from_cqe(u8 cqe_flags)
 static void eroce_cqe_to_wc(struct eroce_res *res,
 			    const struct eroce_cqe *cqe, struct ib_wc *wc)
 {
-	struct eroce_qp *qp;
+	struct eroce_qp_handle *h;
 
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = cqe->wr_id;
@@ -265,8 +265,8 @@ static void eroce_cqe_to_wc(struct eroce_res *res,
 
 	/* a QP that produced completions left RESET and is published */
 	rcu_read_lock();
-	qp = xa_load(&res->qp_xa, cqe->qp_num);
-	wc->qp = qp ? &qp->ibqp : NULL;
+	h = xa_load(&res->qp_xa, cqe->qp_num);
+	wc->qp = h ? &h->qp->ibqp : NULL;
 	rcu_read_unlock();
 }
 

@@ -16,9 +16,10 @@
  * eroce_mcast.lock (a mutex) around every change of the groups, with RTNL
  * taken inside it to join and leave; the receive walk reads the lists
  * under RCU, and groups and attachments are freed after a grace period.
- * An attachment holds no reference on its QP: destroy_qp detaches the QP
- * and waits for a grace period before freeing it, so a walk that still
- * sees the QP takes its reference while the QP exists.
+ * An attachment holds no reference on its QP, but its handle (struct
+ * eroce_qp_handle): destroy_qp detaches the QP and frees the handle a
+ * grace period later, so a walk that still sees the attachment finds the
+ * handle and takes a reference only while the QP exists.
  */
 #include <linux/igmp.h>
 #include <linux/inetdevice.h>
@@ -41,7 +42,8 @@ struct eroce_mcg {
 /* one QP attached to one group */
 struct eroce_mca {
 	struct list_head node;		/* in eroce_mcg.qps */
-	struct eroce_qp *qp;
+	struct eroce_qp *qp;		/* under eroce_mcast.lock */
+	struct eroce_qp_handle *handle;	/* for the walk, under RCU */
 	struct rcu_head rcu;
 };
 
@@ -169,6 +171,7 @@ int eroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	if (!mca)
 		return -ENOMEM;
 	mca->qp = qp;
+	mca->handle = qp->handle;
 
 	mutex_lock(&mc->lock);
 	grp = eroce_mcg_find(mc, gid);
@@ -244,29 +247,23 @@ int eroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
  * @qp: the QP
  *
  * uverbs detaches a user QP itself; a kernel consumer may not have.
- * Return: true when the QP was attached to a group; the caller then waits
- * for an RCU grace period before the QP is freed.
  */
-bool eroce_mcast_detach_qp(struct eroce_qp *qp)
+void eroce_mcast_detach_qp(struct eroce_qp *qp)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	struct eroce_mcast *mc = &edev->mcast;
 	struct eroce_mcg *grp, *next;
 	struct eroce_mca *mca;
-	bool was_attached = false;
 
 	if (qp->ibqp.qp_type != IB_QPT_UD)
-		return false;
+		return;
 	mutex_lock(&mc->lock);
 	list_for_each_entry_safe(grp, next, &mc->groups, node) {
 		mca = eroce_mca_find(grp, qp);
-		if (mca) {
+		if (mca)
 			eroce_mcg_put_member(edev, grp, mca);
-			was_attached = true;
-		}
 	}
 	mutex_unlock(&mc->lock);
-	return was_attached;
 }
 
 /**
@@ -297,10 +294,12 @@ bool eroce_mcast_rcv(struct eroce_dev *edev, struct eroce_rx *pkt,
 	if (found) {
 		eroce_stat_inc(edev, EROCE_CNT_MCAST_RCVD);
 		list_for_each_entry_rcu(mca, &found->qps, node) {
-			if (!eroce_obj_get(&mca->qp->obj))
+			struct eroce_qp *qp = eroce_qp_handle_get(mca->handle);
+
+			if (!qp)
 				continue;
-			eroce_recv_deliver(edev, pkt, sgid, mca->qp);
-			eroce_qp_put(mca->qp);
+			eroce_recv_deliver(edev, pkt, sgid, qp);
+			eroce_qp_put(qp);
 		}
 	}
 	rcu_read_unlock();

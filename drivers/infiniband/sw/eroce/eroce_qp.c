@@ -12,8 +12,9 @@
  * posting, the consumer_lock the flush and the engines' consumption, both
  * inside qp->eng.lock where the engines take them.  The flushes post each
  * CQE with no ring lock held.  QPNs come from eroce_res.qp_xa
- * (its xa_lock); lookups run under RCU, and destroy waits for a grace
- * period before the QP can be freed.
+ * (its xa_lock), which holds each published QP's handle; lookups run
+ * under RCU and take a reference in the handle, which is freed a grace
+ * period after the QP (struct eroce_qp_handle).
  */
 #include <linux/log2.h>
 
@@ -157,10 +158,16 @@ int eroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = eroce_res_count_get(&res->num_qp, EROCE_MAX_QP);
 	if (err)
 		return err;
+	qp->handle = kzalloc(sizeof(*qp->handle), GFP_KERNEL);
+	if (!qp->handle) {
+		err = -ENOMEM;
+		goto err_uncount;
+	}
 
 	qp->user = !!udata;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
-	eroce_obj_init(&qp->obj);
+	eroce_obj_init(&qp->handle->obj);
+	qp->handle->qp = qp;
 	spin_lock_init(&qp->state_lock);
 	qp->attrs.state = IB_QPS_RESET;
 	qp->attrs.path_mtu = IB_MTU_1024;
@@ -168,7 +175,7 @@ int eroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	err = eroce_qp_init_sq(qp, &init->cap);
 	if (err)
-		goto err_uncount;
+		goto err_free_handle;
 
 	if (init->srq) {
 		init->cap.max_recv_wr = 0;
@@ -214,6 +221,8 @@ err_free_rq:
 	eroce_ring_free(&qp->rq);
 err_free_sq:
 	eroce_ring_free(&qp->sq);
+err_free_handle:
+	kfree(qp->handle);
 err_uncount:
 	atomic_dec(&res->num_qp);
 	return err;
@@ -399,7 +408,7 @@ int eroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	/* overwrites the reserved (NULL) entry: needs no memory */
 	if (publish)
-		xa_store(&res->qp_xa, ibqp->qp_num, qp, GFP_KERNEL);
+		xa_store(&res->qp_xa, ibqp->qp_num, qp->handle, GFP_KERNEL);
 	if (next == IB_QPS_RTS)
 		eroce_qp_kick(qp);
 	return 0;
@@ -461,22 +470,32 @@ int eroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct eroce_res *res = &to_eroce_dev(ibqp->device)->res;
 	struct eroce_qp *qp = to_eroce_qp(ibqp);
-	bool was_attached;
 
-	was_attached = eroce_mcast_detach_qp(qp);
+	/* no new lookup finds it; those that did hold their reference */
+	eroce_mcast_detach_qp(qp);
 	xa_erase(&res->qp_xa, ibqp->qp_num);
-	/* a lookup or group walk that found the QP has its reference now */
-	if (qp->published || was_attached)
-		synchronize_rcu();
-	eroce_obj_drain(&qp->obj, true);
+	eroce_obj_drain(&qp->handle->obj, true);
 	eroce_qp_engine_fini(qp);
 
 	if (qp->attrs.av_valid)
 		eroce_av_release(&qp->attrs.av);
 	eroce_ring_free(&qp->rq);
 	eroce_ring_free(&qp->sq);
+	/* a lookup may still be reading the handle: it goes after them */
+	kfree_rcu(qp->handle, rcu);
 	atomic_dec(&res->num_qp);
 	return 0;
+}
+
+/*
+ * eroce_qp_handle_get - the QP of @h with a reference, or NULL when it is
+ * being destroyed.  Caller in an RCU read-side section that found @h.
+ */
+struct eroce_qp *eroce_qp_handle_get(struct eroce_qp_handle *h)
+{
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(),
+			 "eroce_qp_handle_get() outside an RCU read-side section");
+	return h && eroce_obj_get(&h->obj) ? h->qp : NULL;
 }
 
 /* QP @qpn with a reference, or NULL.  Any context. */
@@ -485,16 +504,14 @@ struct eroce_qp *eroce_qp_get(struct eroce_res *res, u32 qpn)
 	struct eroce_qp *qp;
 
 	rcu_read_lock();
-	qp = xa_load(&res->qp_xa, qpn);
-	if (qp && !eroce_obj_get(&qp->obj))
-		qp = NULL;
+	qp = eroce_qp_handle_get(xa_load(&res->qp_xa, qpn));
 	rcu_read_unlock();
 	return qp;
 }
 
 void eroce_qp_put(struct eroce_qp *qp)
 {
-	eroce_obj_put(&qp->obj);
+	eroce_obj_put(&qp->handle->obj);
 }
 
 /* the completion opcode of a send work request opcode */

@@ -253,9 +253,22 @@ struct eroce_qp_attrs {
 	struct eroce_av av;
 };
 
+/*
+ * What a QPN lookup (eroce_qp_get(), a multicast group's walk) finds: the
+ * QP's reference count, in memory of its own that outlives the QP by an
+ * RCU grace period (kfree_rcu() in destroy_qp).  A lookup racing with
+ * destroy_qp touches no freed memory, and destroy_qp need not wait for a
+ * grace period before ib_core frees the QP.
+ */
+struct eroce_qp_handle {
+	struct eroce_obj obj;
+	struct eroce_qp *qp;
+	struct rcu_head rcu;
+};
+
 struct eroce_qp {
 	struct ib_qp ibqp;
-	struct eroce_obj obj;
+	struct eroce_qp_handle *handle;
 	bool user;
 	bool published;		/* in eroce_res.qp_xa; set under state_lock */
 	bool sig_all;		/* IB_SIGNAL_ALL_WR */
@@ -440,6 +453,7 @@ int eroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int eroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 struct eroce_qp *eroce_qp_get(struct eroce_res *res, u32 qpn);
+struct eroce_qp *eroce_qp_handle_get(struct eroce_qp_handle *h);
 void eroce_qp_put(struct eroce_qp *qp);
 void eroce_qp_flush(struct eroce_qp *qp);
 u8 eroce_wc_opcode_from_wr(u8 opcode);
