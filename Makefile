@@ -42,6 +42,7 @@ provider:
 # test programs run inside the guest (selftests/tools, selftests/kmod)
 tools: provider
 	$(MAKE) -C selftests/tools
+	$(MAKE) -C selftests/bench
 	$(MAKE) -C $(KDIR) M=$(SRCDIR)/selftests/kmod W=1 modules
 
 install: all
@@ -139,13 +140,17 @@ bench-topo: deps all
 bench-consumers: deps all
 	selftests/run_vm.sh --show selftests/bench/consumers_guest.sh
 
-# SOAK_MINUTES (default 30) of mixed traffic under changing impairments,
-# every byte checked, objects, memory and error counters flat
-# (Documentation/testing.rst "Soak"); not part of check or CI
+# scale.sh at full size (10 waves of 1,000 rdma_cm connections, 100,000
+# MR registrations), then SOAK_MINUTES (default 30) of mixed traffic
+# under changing impairments, every byte checked, objects, memory and
+# error counters flat (Documentation/testing.rst "Soak"); not part of
+# check or CI
 SOAK_MINUTES ?= 30
 soak: deps all
 	selftests/run_vm.sh --show --timeout $$(($(SOAK_MINUTES) * 60 + 900)) \
-		--env EROCE_SOAK_MINUTES=$(SOAK_MINUTES) selftests/soak/soak.sh
+		--env SCALE_WAVES=10 --env SCALE_CONNS=1000 \
+		--env SCALE_MRS=100000 --env EROCE_SOAK_MINUTES=$(SOAK_MINUTES) \
+		selftests/eroce/scale.sh selftests/soak/soak.sh
 
 # style checks need the kernel source (checkpatch.pl)
 lint:

@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 900
+#
+# scale.sh: many objects made and torn down, and the kernel's memory back
+# where it was (issue 12 item 4).
+#   qps_full     selftests/bench/eroce_qp_scale: 16,383 RC QPs on eroce1,
+#                each connected to one of 16,383 on eroce2 (with the GSI
+#                QP, both devices hold their 16,384), one SEND each way
+#                on every pair; then a QP more on eroce1 is refused
+#   cm_waves     SCALE_WAVES waves (default 2) of SCALE_CONNS rdma_cm
+#                connections (default 250) from eroce1 to eroce2
+#                (ucmatose: address and route resolution, a QP, connect,
+#                one message each way, disconnect, destroy), then as many
+#                between two rdma_rxe devices in the same guest: every
+#                wave must succeed; the time per connection of both is
+#                reported
+#   mr_churn     eroce_mrchurn: SCALE_MRS registrations (default 20000) of
+#                4 KiB to 1 MiB, 256 live at a time, every tenth an
+#                ibv_rereg_mr; every key unique among the live MRs
+# After each: the devices hold the objects they held before, and the
+# kernel's unreclaimable slab plus vmalloc is back within SCALE_SLACK_KB
+# (default 8192) of where it was before the first (the figures are
+# reported).  `make soak` runs it at full size first: 10 waves of 1,000
+# connections, 100,000 registrations.
+#
+#   ns1: veth1 198.18.0.1 (eroce1) <-> ns2: veth2 198.18.0.2 (eroce2)
+#   vr1 198.18.1.1 (rxe1) <-> vr2 198.18.1.2 (rxe2), initial namespace
+set -u -o pipefail
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
+
+QP_SCALE="$EROCE_ROOT/selftests/bench/eroce_qp_scale"
+MRCHURN="$EROCE_ROOT/selftests/tools/eroce_mrchurn"
+WAVES=${SCALE_WAVES:-2}
+CONNS=${SCALE_CONNS:-250}
+MRS=${SCALE_MRS:-20000}
+SLACK=${SCALE_SLACK_KB:-8192}
+[ "$DEBUG_KERNEL" = 1 ] && { CONNS=${SCALE_CONNS:-50}; MRS=${SCALE_MRS:-2000}; }
+OUT=/tmp/scale
+mkdir -p "$OUT"
+
+# objects: what the eroce devices hold, as `rdma resource` counts it
+objects() {
+	rdma resource show 2>/dev/null | grep -E '^[0-9]+: eroce[12]:' |
+		sed 's/^[0-9]*: //' | sort
+}
+
+# kmem: the kernel's unreclaimable slab plus vmalloc, kB
+kmem() {
+	awk '$1 == "SUnreclaim:" || $1 == "VmallocUsed:" { n += $2 } END { print n }' \
+		/proc/meminfo
+}
+
+# slabs: "cache active_objs*objsize" per slab cache, bytes
+slabs() {
+	awk 'NR > 2 { print $1, $2 * $4 }' /proc/slabinfo 2>/dev/null | sort
+}
+
+# slab_growth: the five slab caches that grew most since the start
+slab_growth() {
+	join "$OUT/slabs0" <(slabs) |
+		awk '{ d = $3 - $2; if (d > 0) print d, $1 }' | sort -rn | head -n 5 |
+		awk '{ printf "%s +%d kB; ", $2, $1 / 1024 }'
+}
+
+# back_to_base: the objects as before, and kmem within SLACK of KMEM0
+# shellcheck disable=SC2317  # called through wait_for
+back_to_base() {
+	[ "$(objects)" = "$BASE" ] && [ $(($(kmem) - KMEM0)) -le "$SLACK" ]
+}
+
+# after NAME: NAME_released, once what NAME made is gone
+after() {
+	if wait_for 20 back_to_base; then
+		ktap_ok "$1_released"
+	else
+		ktap_fail "$1_released" "objects $(objects | tr '\n' ' ')(before: $(tr '\n' ' ' <<<"$BASE")); kmem $(($(kmem) - KMEM0)) kB above the start, at most $SLACK"
+		ktap_diag "$1: slab caches that grew most: $(slab_growth)"
+	fi
+	ktap_diag "$1: unreclaimable slab + vmalloc $(($(kmem) - KMEM0)) kB above the start"
+}
+
+test_qps_full() {
+	local n=16383 rc=0 before peak maps
+
+	# the process maps each QP's SQ and RQ: the rings of 32,766 QPs are
+	# 65,532 mappings, more than the 65,530 a process may have by default
+	maps=$(sysctl -n vm.max_map_count)
+	sysctl -qw vm.max_map_count=262144
+	before=$(kmem)
+	timeout "$(tmo 300)" "$QP_SCALE" -d eroce1 -g "$G1" -D eroce2 -G "$G2" \
+		-n "$n" -w 4 >"$OUT/qps" 2>&1 || rc=$?
+	sysctl -qw vm.max_map_count="$maps"
+	ktap_diag "$(tr '\n' ' ' <"$OUT/qps")"
+	peak=$(awk '$1 == "kmem_per_qp_bytes" { print $2 }' "$OUT/qps")
+	ktap_result qps_full "$([ "$rc" = 0 ] && grep -q '^result ok' "$OUT/qps"; echo $?)" \
+		"eroce_qp_scale exit $rc"
+	ktap_diag "qps_full: $((2 * n)) QPs, ${peak:-?} bytes of kernel memory per QP; $(($(kmem) - before)) kB left right after"
+	after qps_full
+}
+
+# waves DEV_LABEL SRV_NS SRV_ADDR CLI_NS CLI_ADDR PORT: WAVES waves of
+# CONNS connections; sets WAVES_OK and PER_CONN_MS
+waves() {
+	local label=$1 sns=$2 saddr=$3 cns=$4 caddr=$5 port=$6 w t0 t1 rc
+	local run_s=() run_c=()
+
+	[ -n "$sns" ] && run_s=(ip netns exec "$sns")
+	[ -n "$cns" ] && run_c=(ip netns exec "$cns")
+	WAVES_OK=1
+	t0=$(date +%s%N)
+	for ((w = 1; w <= WAVES; w++)); do
+		"${run_s[@]}" timeout "$(tmo 300)" ucmatose -b "$saddr" -c "$CONNS" \
+			-C 1 -p "$port" >"$OUT/$label.srv" 2>&1 &
+		wait_for 30 cm_listening "$port"
+		rc=0
+		"${run_c[@]}" timeout "$(tmo 300)" ucmatose -s "$saddr" -b "$caddr" \
+			-c "$CONNS" -C 1 -p "$port" >"$OUT/$label.cli" 2>&1 || rc=$?
+		wait $! || rc=$((rc + 100))
+		if [ "$rc" != 0 ]; then
+			ktap_diag "$label wave $w: exit $rc: $(tail -n 3 "$OUT/$label.cli" | tr '\n' ' ')/ $(tail -n 3 "$OUT/$label.srv" | tr '\n' ' ')"
+			WAVES_OK=0
+			break
+		fi
+	done
+	t1=$(date +%s%N)
+	PER_CONN_MS=$(awk -v d=$((t1 - t0)) -v n=$((WAVES * CONNS)) \
+		'BEGIN { printf "%.2f", d / n / 1e6 }')
+}
+
+test_cm_waves() {
+	local e_ms r_ms ratio
+
+	waves eroce "$NS2" 198.18.0.2 "$NS1" 198.18.0.1 18960
+	e_ms=$PER_CONN_MS
+	ktap_result cm_waves "$((1 - WAVES_OK))" "a wave of connections failed"
+	after cm_waves
+	if rxe_pair_setup ""; then
+		waves rxe "" 198.18.1.2 "" 198.18.1.1 18961
+		r_ms=$PER_CONN_MS
+		[ "$WAVES_OK" = 1 ] || r_ms="(failed)"
+	else
+		r_ms="(no rdma_rxe pair)"
+	fi
+	ratio=$(awk -v e="$e_ms" -v r="$r_ms" 'BEGIN { if (r + 0 > 0) printf "%.2f", e / r; else print "-" }')
+	ktap_diag "cm_waves: $WAVES x $CONNS connections, per connection (wall time, waves one after the other): eroce ${e_ms} ms, rdma_rxe ${r_ms} ms, eroce/rxe $ratio"
+}
+
+test_mr_churn() {
+	local rc=0
+
+	ns1 timeout "$(tmo 300)" "$MRCHURN" -d eroce1 -n "$MRS" >"$OUT/mr" 2>&1 || rc=$?
+	ktap_diag "mr_churn: $(tr '\n' ' ' <"$OUT/mr")"
+	ktap_result mr_churn "$rc" "eroce_mrchurn exit $rc"
+	after mr_churn
+}
+
+ktap_plan 6
+for t in "$QP_SCALE" "$MRCHURN"; do
+	[ -x "$t" ] || ktap_bail "$t not built (make tools)"
+done
+require eroce_pair_setup
+G1=$(gid_index_of eroce1 198.18.0.1)
+G2=$(gid_index_of eroce2 198.18.0.2)
+BASE=$(objects)
+KMEM0=$(kmem)
+slabs >"$OUT/slabs0"
+ktap_diag "start: unreclaimable slab + vmalloc $KMEM0 kB"
+test_qps_full
+test_cm_waves
+test_mr_churn
+ktap_finish
