@@ -6,7 +6,7 @@
  * kernel memory those QPs hold while idle, from /proc/meminfo deltas
  * (Slab + VmallocUsed; eroce's rings are vmalloc_user memory).
  *
- *   eroce_qp_scale -d DEV -g GID_INDEX [-D PEER_DEV -G PEER_GID] [-n QPS] [-w WR]
+ *   eroce_qp_scale -d DEV -g GID_INDEX [-D PEER_DEV -G PEER_GID] [-n QPS] [-w WR] [-x]
  *
  * With -D, QPS QPs on DEV are each connected to one of QPS QPs on PEER_DEV
  * (2*QPS QPs in all; per-QP figures divide by 2*QPS).
@@ -15,13 +15,16 @@
  *   qps, create_s, connect_s, traffic_s, completions,
  *   kmem_per_qp_bytes (Slab+VmallocUsed after traffic, per QP),
  *   slab_per_qp_bytes, vmalloc_per_qp_bytes, memfree_per_qp_bytes,
- *   leak_after_destroy_kib (Slab+VmallocUsed after destroying everything)
+ *   leak_after_destroy_kib (Slab+VmallocUsed after destroying everything),
+ *   with -x over_limit_errno (the errno of creating one QP more on DEV
+ *   once all are there, 0 when that succeeded: for a DEV that is full)
  * Exit status 0 when every QP was created, connected and completed its
  * traffic.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <infiniband/verbs.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -206,7 +209,8 @@ int main(int argc, char **argv)
 {
 	const char *dev1 = NULL, *dev2 = NULL;
 	int nqp = 4096, g1 = 1, g2 = 1, wr = 4, c, i, ok = 1, total, nsides;
-	int got_s, got_r;
+	int got_s, got_r, over_errno = 0;
+	bool over = false;
 	struct side sd[2];
 	struct ibv_qp **qps;
 	struct meminfo m0, m1, m2, m3;
@@ -214,7 +218,7 @@ int main(int argc, char **argv)
 	size_t len;
 	char *buf;
 
-	while ((c = getopt(argc, argv, "d:g:D:G:n:w:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:D:G:n:w:x")) != -1) {
 		switch (c) {
 		case 'd': dev1 = optarg; break;
 		case 'g': g1 = atoi(optarg); break;
@@ -222,10 +226,12 @@ int main(int argc, char **argv)
 		case 'G': g2 = atoi(optarg); break;
 		case 'n': nqp = atoi(optarg); break;
 		case 'w': wr = atoi(optarg); break;
+		case 'x': over = true; break;
 		default:
-			fprintf(stderr, "usage: %s -d DEV -g GID_INDEX [-D PEER_DEV -G PEER_GID_INDEX] [-n QPS] [-w WR]\n"
+			fprintf(stderr, "usage: %s -d DEV -g GID_INDEX [-D PEER_DEV -G PEER_GID_INDEX] [-n QPS] [-w WR] [-x]\n"
 				"  without -D: QPS QPs on DEV connected to each other (loopback);\n"
-				"  with -D: QPS QPs on DEV, each connected to one of QPS QPs on PEER_DEV\n",
+				"  with -D: QPS QPs on DEV, each connected to one of QPS QPs on PEER_DEV\n"
+				"  -x: then try one QP more on DEV, report its errno\n",
 				argv[0]);
 			return 2;
 		}
@@ -268,6 +274,20 @@ int main(int argc, char **argv)
 		}
 	}
 	t1 = now();
+	/* a device that holds max_qp QPs refuses one more */
+	if (ok && over) {
+		struct ibv_qp_init_attr ia = {
+			.send_cq = sd[0].scq, .recv_cq = sd[0].rcq,
+			.qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = wr, .max_recv_wr = wr,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+		struct ibv_qp *extra = ibv_create_qp(sd[0].pd, &ia);
+
+		over_errno = extra ? 0 : errno;
+		if (extra)
+			ibv_destroy_qp(extra);
+	}
 	for (i = 0; i < total; i++) {
 		struct side *s = &sd[dev2 ? i & 1 : 0];
 		struct side *peer = &sd[dev2 ? (i & 1) ^ 1 : 0];
@@ -350,6 +370,8 @@ int main(int argc, char **argv)
 		printf("vmalloc_per_qp_bytes %.0f\n", (m2.vmalloc - m0.vmalloc) * 1024.0 / total);
 		printf("memfree_per_qp_bytes %.0f\n", (m0.memfree - m2.memfree) * 1024.0 / total);
 	}
+	if (over)
+		printf("over_limit_errno %d\n", over_errno);
 	printf("kmem_busy_minus_idle_kib %ld\n", kmem(&m1) - kmem(&m2));
 	printf("leak_after_destroy_kib %ld\n", kmem(&m3) - kmem(&m0));
 	printf("result %s\n", ok ? "ok" : "FAIL");
