@@ -1,0 +1,193 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 900
+#
+# incast.sh: a cabinet's incast (issue 12 item 4): INCAST_SENDERS eroce
+# senders (default 16), each in its namespace, through one bridge into
+# one receiver behind an ECN-marking bottleneck, as cameras into an
+# aggregation box.
+#
+#   nsS1: s1 198.18.40.11 (eroceS1) --+
+#   ...                               +-- nsW (bridge br0) --- nsD: d 198.18.40.2 (eroceD)
+#   nsS16: s16 198.18.40.26 --------- +        bottleneck on wd, the port to nsD
+#
+# The bridge's port towards nsD is the bottleneck: tbf 20 Mb/s with a
+# RED child that marks ECN-capable packets CE above 15 KB of average
+# queue and drops past 60 KB (as in bottleneck.sh, whose DCQCN settings
+# for this network's round trip are used here too).  Every sender runs
+# eroce_integrity against its own server on eroceD at the same time:
+# INCAST_BYTES (default 1M) of RDMA WRITE, every byte checked.  Once with
+# cc none everywhere, once with cc dcqcn.  Required: no wrong byte in
+# either run, the bottleneck marked packets, and with dcqcn every
+# transfer finished and CNPs were sent and handled (with cc none a
+# transfer may run out of retries: congestion collapse, reported).
+# Reported per run: drops and marks at the bottleneck, CNPs, each
+# sender's throughput and Jain's fairness index over them,
+# (sum x)^2 / (n * sum x^2), 1 when all are equal.
+set -u -o pipefail
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
+
+TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
+N=${INCAST_SENDERS:-16}
+BYTES=${INCAST_BYTES:-$(debug_scaled 1M 4)}
+NSW=eroce-nsw
+NSD=eroce-nsd
+OUT=/tmp/incast
+mkdir -p "$OUT"
+
+sender_ns() { echo "eroce-nss$1"; }
+
+setup() {
+	local i ns
+
+	modprobe -a veth bridge sch_tbf sch_red || return
+	eroce_load && provider_install || return
+	netns_add "$NSW" && netns_add "$NSD" || return
+	ip -n "$NSW" link add br0 type bridge && ip -n "$NSW" link set br0 up &&
+		veth_add "$NSD" d "$NSW" wd && ip -n "$NSW" link set wd master br0 &&
+		addr_add "$NSD" d 198.18.40.2/24 &&
+		ip netns exec "$NSD" rdma link add eroceD type eroce netdev d || return
+	for ((i = 1; i <= N; i++)); do
+		ns=$(sender_ns "$i")
+		netns_add "$ns" && veth_add "$ns" "s$i" "$NSW" "ws$i" &&
+			ip -n "$NSW" link set "ws$i" master br0 &&
+			addr_add "$ns" "s$i" "198.18.40.$((10 + i))/24" &&
+			ip netns exec "$ns" rdma link add "eroceS$i" type eroce netdev "s$i" ||
+			return
+	done
+	wait_for 30 has_gid eroceD "$(ipv4_gid 198.18.40.2)" || return
+	for ((i = 1; i <= N; i++)); do
+		wait_for 30 has_gid "eroceS$i" "$(ipv4_gid "198.18.40.$((10 + i))")" || return
+		# shellcheck disable=SC2086  # $PING may be "busybox ping"
+		ip netns exec "$(sender_ns "$i")" $PING -c 1 -W 2 198.18.40.2 >/dev/null 2>&1
+	done
+	# the bottleneck: the bridge's egress towards the receiver
+	tc -n "$NSW" qdisc add dev wd root handle 1: tbf rate 20mbit burst 16kb \
+		latency 100ms &&
+		tc -n "$NSW" qdisc add dev wd parent 1:1 handle 10: red limit 60000 \
+			min 15000 max 45000 avpkt 1100 burst 20 bandwidth 20mbit \
+			probability 0.2 ecn
+}
+
+# knobs CC: every device ECN capable with cc CC (bottleneck.sh's DCQCN
+# settings for this network's round trip)
+knobs() {
+	local d t i
+
+	for ((i = 0; i <= N; i++)); do
+		d=eroceS$i
+		[ "$i" = 0 ] && d=eroceD
+		t=$IBSYS/$d/tuning
+		echo default >"$t/profile" && echo 1 >"$t/ecn" && echo "$1" >"$t/cc" &&
+			echo sr >"$t/loss_recovery" &&
+			echo 400 >"$t/max_rate_mbps" &&
+			echo 25000 >"$t/dcqcn/alpha_update_us" &&
+			echo 25000 >"$t/dcqcn/rate_increase_us" &&
+			echo 1 >"$t/dcqcn/rate_ai_mbps" &&
+			echo 5 >"$t/dcqcn/rate_hai_mbps" &&
+			echo 2 >"$t/dcqcn/min_rate_mbps" || return
+	done
+}
+
+# red_stat FIELD: "dropped", "sent" (packets) or "marked" of the RED qdisc
+red_stat() {
+	tc -n "$NSW" -s qdisc show dev wd | awk -v f="$1" '
+		/^qdisc red/ { red = 1 }
+		red && f == "dropped" && /dropped/ { sub(",", "", $7); print $7; exit }
+		red && f == "sent" && /Sent/ { print $4; exit }
+		red && f == "marked" && /marked/ { for (i = 1; i < NF; i++) if ($i == "marked") { print $(i + 1); exit } }'
+}
+
+# handled_sum: cnp_handled over every sender
+handled_sum() {
+	local i n=0
+
+	for ((i = 1; i <= N; i++)); do
+		n=$((n + $(stat_get "eroceS$i/1" cnp_handled)))
+	done
+	echo "$n"
+}
+
+# run CC: every sender at once; sets FINISHED, CORRUPT, DROPS, MARKS,
+# CNPS, HANDLED, RATES (MiB/s per sender) and JAIN
+run() {
+	local cc=$1 i gd gs port pids=() rc d0 m0 p0 c0 h0 start
+
+	knobs "$cc" || return 1
+	gd=$(gid_index_of eroceD 198.18.40.2)
+	d0=$(red_stat dropped) m0=$(red_stat marked) p0=$(red_stat sent)
+	c0=$(stat_get eroceD/1 cnp_sent) h0=$(handled_sum)
+	for ((i = 1; i <= N; i++)); do
+		ip netns exec "$NSD" timeout -k 5 "$(tmo 300)" "$TOOL" -d eroceD -g "$gd" \
+			-p $((18700 + i)) -t "$(tmo 240)" >"$OUT/$cc.server$i" 2>&1 &
+	done
+	for ((i = 1; i <= N; i++)); do
+		wait_for 30 tcp_listening "$NSD" $((18700 + i))
+	done
+	start=$SECONDS
+	for ((i = 1; i <= N; i++)); do
+		gs=$(gid_index_of "eroceS$i" "198.18.40.$((10 + i))")
+		port=$((18700 + i))
+		ip netns exec "$(sender_ns "$i")" timeout -k 5 "$(tmo 300)" "$TOOL" \
+			-d "eroceS$i" -g "$gs" -p "$port" -t "$(tmo 240)" -q 1 \
+			-o write -b "$BYTES" -s "$i" 198.18.40.2 >"$OUT/$cc.client$i" 2>&1 &
+		pids+=($!)
+	done
+	FINISHED=0
+	CORRUPT=
+	for ((i = 1; i <= N; i++)); do
+		rc=0
+		wait "${pids[$((i - 1))]}" || rc=$?
+		case "$rc" in
+		0) FINISHED=$((FINISHED + 1)) ;;
+		1) CORRUPT+="S$i " ;;
+		*) ktap_diag "cc $cc: sender $i exit $rc: $(tail -n 2 "$OUT/$cc.client$i" | tr '\n' ' ')" ;;
+		esac
+	done
+	wait
+	DROPS=$(($(red_stat dropped) - d0))
+	MARKS=$(($(red_stat marked) - m0))
+	PASSED=$(($(red_stat sent) - p0))
+	CNPS=$(($(stat_get eroceD/1 cnp_sent) - c0))
+	HANDLED=$(($(handled_sum) - h0))
+	# each sender's rate: what it moved over the time it took
+	RATES=$(for ((i = 1; i <= N; i++)); do
+		awk '$1 == "write:" && $2 == "ok" { print $(NF - 1); f = 1 } END { if (!f) print 0 }' \
+			"$OUT/$cc.client$i"
+	done | tr '\n' ' ')
+	JAIN=$(awk -v r="$RATES" 'BEGIN { n = split(r, x, " "); for (i = 1; i <= n; i++) { s += x[i]; q += x[i] * x[i] }
+		if (q > 0) printf "%.3f", s * s / (n * q); else print "-" }')
+	ktap_diag "cc $cc: $((SECONDS - start)) s, $FINISHED of $N finished; bottleneck passed $PASSED, dropped $DROPS, marked $MARKS; CNPs sent $CNPS, handled $HANDLED"
+	ktap_diag "cc $cc: MiB/s per sender: $RATES; Jain's index $JAIN"
+}
+
+# del_links: every device of the test, deleted
+del_links() {
+	local i
+
+	rdma link del eroceD || return
+	for ((i = 1; i <= N; i++)); do
+		rdma link del "eroceS$i" || return
+	done
+}
+
+ktap_plan 7
+[ -x "$TOOL" ] || ktap_bail "$TOOL not built (make -C selftests/tools)"
+require setup
+kmsg_mark
+run none
+ktap_result cc_none_no_corruption "$([ -z "$CORRUPT" ]; echo $?)" "wrong bytes at $CORRUPT"
+ktap_result cc_none_bottleneck_marked "$([ "$MARKS" -gt 0 ]; echo $?)" \
+	"nothing marked at the bottleneck: no congestion to react to"
+run dcqcn
+ktap_result dcqcn_no_corruption "$([ -z "$CORRUPT" ]; echo $?)" "wrong bytes at $CORRUPT"
+ktap_result dcqcn_all_finished "$([ "$FINISHED" = "$N" ]; echo $?)" \
+	"$FINISHED of $N transfers finished"
+ktap_result dcqcn_cnps_sent_and_handled "$([ "$CNPS" -gt 0 ] && [ "$HANDLED" -gt 0 ]; echo $?)" \
+	"CNPs sent $CNPS, handled $HANDLED"
+ktap_check link_del del_links
+ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
+ktap_finish
