@@ -40,6 +40,7 @@ mkdir -p "$OUT"
 
 sender_ns() { echo "eroce-nss$1"; }
 
+# shellcheck disable=SC2015  # each failing step says which it was
 setup() {
 	local i ns
 
@@ -49,18 +50,25 @@ setup() {
 	ip -n "$NSW" link add br0 type bridge && ip -n "$NSW" link set br0 up &&
 		veth_add "$NSD" d "$NSW" wd && ip -n "$NSW" link set wd master br0 &&
 		addr_add "$NSD" d 198.18.40.2/24 &&
-		ip netns exec "$NSD" rdma link add eroceD type eroce netdev d || return
+		ip netns exec "$NSD" rdma link add eroceD type eroce netdev d || {
+		echo "the receiver's link"
+		return 1
+	}
 	for ((i = 1; i <= N; i++)); do
 		ns=$(sender_ns "$i")
 		netns_add "$ns" && veth_add "$ns" "s$i" "$NSW" "ws$i" &&
 			ip -n "$NSW" link set "ws$i" master br0 &&
 			addr_add "$ns" "s$i" "198.18.40.$((10 + i))/24" &&
-			ip netns exec "$ns" rdma link add "eroceS$i" type eroce netdev "s$i" ||
-			return
+			ip netns exec "$ns" rdma link add "eroceS$i" type eroce netdev "s$i" || {
+			echo "sender $i's link"
+			return 1
+		}
 	done
-	wait_for 30 has_gid eroceD "$(ipv4_gid 198.18.40.2)" || return
+	wait_for 60 has_gid eroceD "$(ipv4_gid 198.18.40.2)" ||
+		{ echo "no GID on eroceD"; return 1; }
 	for ((i = 1; i <= N; i++)); do
-		wait_for 30 has_gid "eroceS$i" "$(ipv4_gid "198.18.40.$((10 + i))")" || return
+		wait_for 60 has_gid "eroceS$i" "$(ipv4_gid "198.18.40.$((10 + i))")" ||
+			{ echo "no GID on eroceS$i"; return 1; }
 		# shellcheck disable=SC2086  # $PING may be "busybox ping"
 		ip netns exec "$(sender_ns "$i")" $PING -c 1 -W 2 198.18.40.2 >/dev/null 2>&1
 	done
@@ -69,7 +77,10 @@ setup() {
 		latency 100ms &&
 		tc -n "$NSW" qdisc add dev wd parent 1:1 handle 10: red limit 60000 \
 			min 15000 max 45000 avpkt 1100 burst 20 bandwidth 20mbit \
-			probability 0.2 ecn
+			probability 0.2 ecn || {
+		echo "the bottleneck's qdiscs"
+		return 1
+	}
 }
 
 # knobs CC: every device ECN capable with cc CC (bottleneck.sh's DCQCN
@@ -111,9 +122,9 @@ handled_sum() {
 	echo "$n"
 }
 
-# run CC: every sender at once; sets FINISHED, CORRUPT, DROPS, MARKS,
+# incast CC: every sender at once; sets FINISHED, CORRUPT, DROPS, MARKS,
 # CNPS, HANDLED, RATES (MiB/s per sender) and JAIN
-run() {
+incast() {
 	local cc=$1 i gd gs port pids=() rc d0 m0 p0 c0 h0 start
 
 	knobs "$cc" || return 1
@@ -178,11 +189,11 @@ ktap_plan 7
 [ -x "$TOOL" ] || ktap_bail "$TOOL not built (make -C selftests/tools)"
 require setup
 kmsg_mark
-run none
+incast none
 ktap_result cc_none_no_corruption "$([ -z "$CORRUPT" ]; echo $?)" "wrong bytes at $CORRUPT"
 ktap_result cc_none_bottleneck_marked "$([ "$MARKS" -gt 0 ]; echo $?)" \
 	"nothing marked at the bottleneck: no congestion to react to"
-run dcqcn
+incast dcqcn
 ktap_result dcqcn_no_corruption "$([ -z "$CORRUPT" ]; echo $?)" "wrong bytes at $CORRUPT"
 ktap_result dcqcn_all_finished "$([ "$FINISHED" = "$N" ]; echo $?)" \
 	"$FINISHED of $N transfers finished"
