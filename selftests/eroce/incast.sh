@@ -15,8 +15,8 @@
 # RED child that marks ECN-capable packets CE above 15 KB of average
 # queue and drops past 60 KB (as in bottleneck.sh, whose DCQCN settings
 # for this network's round trip are used here too).  Every sender runs
-# eroce_integrity against its own server on eroceD at the same time:
-# INCAST_BYTES (default 1M) of RDMA WRITE, every byte checked.  Once with
+# eroce_integrity against its own server on eroceD, all starting at once:
+# INCAST_BYTES (default 2M) of RDMA WRITE, every byte checked.  Once with
 # cc none everywhere, once with cc dcqcn.  Required: no wrong byte in
 # either run, the bottleneck marked packets, and with dcqcn every
 # transfer finished and CNPs were sent and handled (with cc none a
@@ -32,7 +32,7 @@ set -u -o pipefail
 
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
 N=${INCAST_SENDERS:-16}
-BYTES=${INCAST_BYTES:-$(debug_scaled 1M 4)}
+BYTES=${INCAST_BYTES:-$(debug_scaled 2M 4)}
 NSW=eroce-nsw
 NSD=eroce-nsd
 OUT=/tmp/incast
@@ -138,15 +138,21 @@ incast() {
 	for ((i = 1; i <= N; i++)); do
 		wait_for 30 tcp_listening "$NSD" $((18700 + i))
 	done
-	start=$SECONDS
+	# the senders start together: each waits for the file "go"
+	rm -f "$OUT/go"
 	for ((i = 1; i <= N; i++)); do
 		gs=$(gid_index_of "eroceS$i" "198.18.40.$((10 + i))")
 		port=$((18700 + i))
-		ip netns exec "$(sender_ns "$i")" timeout -k 5 "$(tmo 300)" "$TOOL" \
+		# shellcheck disable=SC2016  # expanded by the inner shell
+		ip netns exec "$(sender_ns "$i")" bash -c \
+			'while [ ! -e "$0" ]; do sleep 0.05; done; exec "$@"' "$OUT/go" \
+			timeout -k 5 "$(tmo 300)" "$TOOL" \
 			-d "eroceS$i" -g "$gs" -p "$port" -t "$(tmo 240)" -q 1 \
 			-o write -b "$BYTES" -s "$i" 198.18.40.2 >"$OUT/$cc.client$i" 2>&1 &
 		pids+=($!)
 	done
+	start=$SECONDS
+	touch "$OUT/go"
 	FINISHED=0
 	CORRUPT=
 	for ((i = 1; i <= N; i++)); do
