@@ -84,7 +84,11 @@ after() {
 }
 
 test_qps_full() {
-	local n=16383 rc=0 before peak maps
+	local n=16383 rc=0 before peak maps over=-x
+
+	# KASAN makes 32,766 QPs take a quarter of an hour: 4,094 there,
+	# and the device is not full
+	[ "$DEBUG_KERNEL" = 1 ] && { n=2047; over=; }
 
 	# the process maps each QP's SQ and RQ: the rings of 32,766 QPs are
 	# 65,532 mappings, more than the 65,530 a process may have by default
@@ -92,12 +96,12 @@ test_qps_full() {
 	sysctl -qw vm.max_map_count=262144
 	before=$(kmem)
 	timeout "$(tmo 300)" "$QP_SCALE" -d eroce1 -g "$G1" -D eroce2 -G "$G2" \
-		-n "$n" -w 4 -x >"$OUT/qps" 2>&1 || rc=$?
+		-n "$n" -w 4 $over >"$OUT/qps" 2>&1 || rc=$?
 	sysctl -qw vm.max_map_count="$maps"
 	ktap_diag "$(tr '\n' ' ' <"$OUT/qps")"
 	peak=$(awk '$1 == "kmem_per_qp_bytes" { print $2 }' "$OUT/qps")
 	ktap_result qps_full "$([ "$rc" = 0 ] && grep -q '^result ok' "$OUT/qps" &&
-		grep -qx 'over_limit_errno 12' "$OUT/qps"; echo $?)" \
+		{ [ -z "$over" ] || grep -qx 'over_limit_errno 12' "$OUT/qps"; }; echo $?)" \
 		"eroce_qp_scale exit $rc, or QP 16,385 not refused with ENOMEM"
 	ktap_diag "qps_full: $((2 * n)) QPs, ${peak:-?} bytes of kernel memory per QP; $(($(kmem) - before)) kB left right after"
 	after qps_full
