@@ -494,7 +494,7 @@ int eroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 struct eroce_qp *eroce_qp_handle_get(struct eroce_qp_handle *h)
 {
 	RCU_LOCKDEP_WARN(!rcu_read_lock_held(),
-			 "eroce_qp_handle_get() outside an RCU read-side section");
+			 "a QP handle looked at outside an RCU read-side section");
 	return h && eroce_obj_get(&h->obj) ? h->qp : NULL;
 }
 
