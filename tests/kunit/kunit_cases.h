@@ -9,5 +9,6 @@ void eroce_kunit_psn(struct kunit *test);
 void eroce_kunit_wire(struct kunit *test);
 void eroce_kunit_opcode(struct kunit *test);
 void eroce_kunit_icrc(struct kunit *test);
+void eroce_kunit_window(struct kunit *test);
 
 #endif /* EROCE_KUNIT_CASES_H */

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * eroce_kunit.ko: the userspace unit tests of eroce's pure-logic files
- * (tests/unit/test_*.c: PSN arithmetic, wire codecs, opcode table, ICRC)
- * as the KUnit suite "eroce_pure", run when the module is loaded, against
- * the module's own eroce_opcode.c, eroce_icrc.c and eroce_crc32.c (the
- * crypto API's crc32, as eroce.ko uses it).  Built against the debug
- * kernel by scripts/check-debug.sh; tests/kunit/kunit.sh loads it in the
- * guest and reads the KTAP from the kernel log.
+ * (tests/unit/test_*.c: PSN arithmetic, wire codecs, opcode table, ICRC,
+ * windows) as the KUnit suite "eroce_pure", run when the module is
+ * loaded, against the module's own eroce_opcode.c, eroce_icrc.c and
+ * eroce_crc32.c (the crypto API's crc32, as eroce.ko uses it).  Built
+ * against the debug kernel by scripts/check-debug.sh; tests/kunit/kunit.sh
+ * loads it in the guest and reads the KTAP from the kernel log.
  */
 #include <kunit/test.h>
 #include <linux/module.h>
@@ -32,6 +32,7 @@ static struct kunit_case eroce_kunit_cases[] = {
 	KUNIT_CASE(eroce_kunit_wire),
 	KUNIT_CASE(eroce_kunit_opcode),
 	KUNIT_CASE(eroce_kunit_icrc),
+	KUNIT_CASE(eroce_kunit_window),
 	{}
 };
 

@@ -285,6 +285,70 @@ static void test_role_kinds(void)
 	CHECK_EQ(eroce_opcode_info(EROCE_OP_CNP)->comp, EROCE_COMP_NONE);
 }
 
+/*
+ * The responder's message sequence rule, eroce_opcode_seq_ok(), against
+ * the opcodes' names: between messages only a FIRST or an ONLY packet
+ * (READ_REQUEST and the atomics are ONLY packets) may come; within a SEND
+ * or WRITE message only a MIDDLE or a LAST of the same kind.
+ */
+static void test_seq_rules(void)
+{
+	static const u32 in_msgs[] = {
+		0, EROCE_OPF_SEND, EROCE_OPF_WRITE,
+	};
+	unsigned int op, nreq = 0;
+	size_t m;
+
+	for (op = 0; op < 256; op++) {
+		const struct eroce_opcode_info *info = eroce_opcode_info(op);
+		bool starts, cont;
+		u32 kind;
+
+		if (!info || !(info->flags & EROCE_OPF_REQ))
+			continue;
+		nreq++;
+		starts = strstr(info->name, "_FIRST") ||
+			 strstr(info->name, "_ONLY") ||
+			 !strcmp(info->name, "RC_READ_REQUEST") ||
+			 !strcmp(info->name, "RC_CMP_SWAP") ||
+			 !strcmp(info->name, "RC_FETCH_ADD") ||
+			 !strcmp(info->name, "RC_ATOMIC_WRITE");
+		cont = strstr(info->name, "_MIDDLE") ||
+		       strstr(info->name, "_LAST");
+		CHECK(starts != cont);
+		if (!strncmp(info->name + 3, "SEND_", 5))
+			kind = EROCE_OPF_SEND;
+		else if (!strncmp(info->name + 3, "WRITE_", 6))
+			kind = EROCE_OPF_WRITE;
+		else
+			kind = 0;
+		for (m = 0; m < ARRAY_SIZE(in_msgs); m++) {
+			bool want = in_msgs[m] ? cont && kind == in_msgs[m] :
+						 starts;
+			bool got = eroce_opcode_seq_ok(in_msgs[m], info->flags);
+
+			CHECK_EQ(got, want);
+			if (got != want)
+				fprintf(stderr, "  %s after %#x\n", info->name,
+					in_msgs[m]);
+		}
+	}
+	CHECK_EQ(nreq, 32);
+
+	/* a few by hand */
+	CHECK(eroce_opcode_seq_ok(0, eroce_opcode_info(0x00)->flags));
+	CHECK(!eroce_opcode_seq_ok(0, eroce_opcode_info(0x01)->flags));
+	CHECK(eroce_opcode_seq_ok(EROCE_OPF_SEND,
+				  eroce_opcode_info(0x01)->flags));
+	CHECK(!eroce_opcode_seq_ok(EROCE_OPF_SEND,
+				   eroce_opcode_info(0x07)->flags));
+	CHECK(!eroce_opcode_seq_ok(EROCE_OPF_WRITE,
+				   eroce_opcode_info(0x0c)->flags));
+	CHECK(eroce_opcode_seq_ok(0, eroce_opcode_info(0x14)->flags));
+	CHECK(eroce_opcode_seq_ok(EROCE_OPF_WRITE,
+				  eroce_opcode_info(0x29)->flags));
+}
+
 static void test_spot_checks(void)
 {
 	const struct eroce_opcode_info *i;
@@ -611,6 +675,7 @@ int main(void)
 	RUN(test_all_256);
 	RUN(test_lengths_and_offsets);
 	RUN(test_role_kinds);
+	RUN(test_seq_rules);
 	RUN(test_spot_checks);
 	RUN(test_wr_table);
 	RUN(test_hdr_ptr);

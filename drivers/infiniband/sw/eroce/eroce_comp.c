@@ -24,6 +24,7 @@
 #include "eroce_mem.h"
 #include "eroce_opcode.h"
 #include "eroce_psn.h"
+#include "eroce_window.h"
 
 static inline struct eroce_swqe *eroce_comp_swqe(struct eroce_qp *qp, u32 i)
 {
@@ -80,13 +81,6 @@ static void eroce_comp_ack_until(struct eroce_qp *qp, u32 psn)
 	/* acknowledged past where a rewind left the requester: skip ahead */
 	if (eroce_psn_after(psn, req->psn))
 		eroce_req_rewind(qp, psn);
-}
-
-/* is @psn one of the request PSNs sent and not yet acknowledged? */
-static bool eroce_comp_psn_valid(struct eroce_req *req, u32 psn)
-{
-	return eroce_psn_after_eq(psn, req->una_psn) &&
-	       eroce_psn_before(psn, req->max_psn);
 }
 
 /*
@@ -317,18 +311,19 @@ static int eroce_comp_atomic_write_resp(struct eroce_qp *qp,
 /*
  * Read responses may arrive out of order (several CPUs feed the path):
  * every packet carries its own offset, so data is placed as it comes, and
- * w->ooo remembers which of the next 64 packets after w->resp_psn are in.
- * Only a hole that stays open is asked for again (eroce_comp_read_entry()
- * for a later read's responses, or the retransmit timer).
+ * w->ooo remembers which of the next EROCE_RD_OOO_BITS packets after
+ * w->resp_psn are in (eroce_window.h).  Only a hole that stays open is
+ * asked for again (eroce_comp_read_entry() for a later read's responses,
+ * or the retransmit timer).
  */
 static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	u32 mtu = ib_mtu_enum_to_int(READ_ONCE(qp->attrs.path_mtu));
 	struct eroce_sge_iter it;
+	enum eroce_rd_resp what;
 	struct eroce_swqe *w;
 	u32 off;
-	s32 d;
 	int err;
 
 	w = eroce_comp_read_entry(qp, pkt->psn);
@@ -337,10 +332,12 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 	if (eroce_comp_is_atomic_write(w))
 		return eroce_comp_atomic_write_resp(qp, pkt, w);
 
-	d = eroce_psn_diff(pkt->psn, w->resp_psn);
-	if (w->done || d < 0 || (d > 0 && (w->ooo & BIT_ULL(d - 1))))
+	if (w->done)
 		return -EALREADY;		/* a duplicate response */
-	if (d > 64) {
+	what = eroce_rd_resp_check(w->resp_psn, w->ooo, pkt->psn);
+	if (what == EROCE_RD_RESP_DUP)
+		return -EALREADY;
+	if (what == EROCE_RD_RESP_FAR) {
 		/* too far ahead to remember: ask for the rest once */
 		if (!w->rerequested) {
 			w->rerequested = true;
@@ -374,17 +371,12 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 	}
 	eroce_req_answered(qp);
 
-	if (d > 0) {
-		w->ooo |= BIT_ULL(d - 1);
+	if (what == EROCE_RD_RESP_EARLY) {
+		w->ooo = eroce_rd_resp_early(w->ooo, w->resp_psn, pkt->psn);
 		return 0;
 	}
 	/* in order: move past it and past what already came after it */
-	w->resp_psn = eroce_psn_add(w->resp_psn, 1);
-	while (w->ooo & 1) {
-		w->ooo >>= 1;
-		w->resp_psn = eroce_psn_add(w->resp_psn, 1);
-	}
-	w->ooo >>= 1;
+	eroce_rd_resp_next(&w->resp_psn, &w->ooo);
 	w->rerequested = false;
 	if (eroce_psn_after(w->resp_psn, w->last_psn))
 		w->done = true;
@@ -458,7 +450,8 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 	lockdep_assert_held(&qp->eng.lock);
 
-	if (ops->in_window && !eroce_comp_psn_valid(req, pkt->psn)) {
+	if (ops->in_window &&
+	    !eroce_ack_psn_valid(pkt->psn, req->una_psn, req->max_psn)) {
 		/* an old duplicate ACK is harmless; anything else is noise */
 		eroce_stat_inc(edev, EROCE_CNT_DROP_UNEXPECTED_RESP);
 		net_dbg_ratelimited("eroce: QP %u: response PSN %u outside [%u, %u)\n",

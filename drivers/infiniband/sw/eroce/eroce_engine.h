@@ -17,6 +17,8 @@
 #include <net/dst_cache.h>
 #include <rdma/eroce-abi.h>
 
+#include "eroce_window.h"
+
 struct eroce_mr;
 
 /* kernel-side state of one SQ entry; index i shadows SQ slot i */
@@ -178,8 +180,6 @@ struct eroce_ooo {
 
 /* bytes of kept packets a device may hold, over all its QPs */
 #define EROCE_OOO_BUDGET	(16 << 20)
-
-#define EROCE_SR_WINDOW		256	/* PSNs after a hole kept, power of 2 */
 
 struct eroce_resp {
 	u32 epsn;			/* next PSN expected */

@@ -186,6 +186,23 @@ struct eroce_hdr_info {
 
 int eroce_hdr_check(const void *buf, size_t len, struct eroce_hdr_info *hi);
 
+/*
+ * The responder's message sequence rule: may a request of @flags come
+ * next?  @in_msg is the EROCE_OPF_SEND or EROCE_OPF_WRITE of the message
+ * in progress, 0 between messages.  A message in progress takes only a
+ * middle or last packet of its own kind; between messages a request
+ * must start one (a first or only packet; READs and atomics are only
+ * packets).
+ */
+static inline bool eroce_opcode_seq_ok(u32 in_msg, u32 flags)
+{
+	u32 kind = flags & (EROCE_OPF_SEND | EROCE_OPF_WRITE);
+
+	if (in_msg)
+		return !(flags & EROCE_OPF_START) && kind == in_msg;
+	return !!(flags & EROCE_OPF_START) || !kind;
+}
+
 /* struct eroce_wr_info.flags */
 enum eroce_wrf {
 	EROCE_WRF_RC		= BIT(0),	/* posted on RC QPs */

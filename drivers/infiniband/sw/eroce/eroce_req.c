@@ -35,6 +35,7 @@
 #include "eroce_mem.h"
 #include "eroce_opcode.h"
 #include "eroce_psn.h"
+#include "eroce_window.h"
 #include "eroce_xmit.h"
 
 static inline struct eroce_swqe *eroce_req_swqe(struct eroce_qp *qp, u32 i)
@@ -1205,24 +1206,13 @@ static bool eroce_req_rd_atomic_blocked(struct eroce_qp *qp,
 	return open >= max;
 }
 
-/*
- * Are as many packets unacknowledged as the window allows?  While
- * selective repeat repairs a hole, the packets before it are acknowledged
- * and those after it kept by the responder: the window starts after the
- * hole, within the responder's EROCE_SR_WINDOW.
- */
+/* are as many packets unacknowledged as the window allows? */
 static bool eroce_req_window_full(struct eroce_qp *qp)
 {
 	struct eroce_req *req = &qp->eng.req;
-	u32 base = req->una_psn;
 
-	if (req->sr_hole_open) {
-		if (eroce_psn_diff(req->psn, req->una_psn) >= EROCE_SR_WINDOW - 1)
-			return true;
-		if (eroce_psn_after(eroce_psn_add(req->sr_hole, 1), base))
-			base = eroce_psn_add(req->sr_hole, 1);
-	}
-	return eroce_psn_diff(req->psn, base) >= (s32)eroce_req_window(qp);
+	return eroce_send_window_full(req->psn, req->una_psn, req->sr_hole_open,
+				      req->sr_hole, eroce_req_window(qp));
 }
 
 /* flow control: outstanding packets, reads, fences hold @w back */

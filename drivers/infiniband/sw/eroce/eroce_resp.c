@@ -47,6 +47,7 @@
 #include "eroce_mem.h"
 #include "eroce_opcode.h"
 #include "eroce_psn.h"
+#include "eroce_window.h"
 #include "eroce_xmit.h"
 
 #define EROCE_GRH_BYTES	40
@@ -359,16 +360,6 @@ static bool eroce_resp_mr_ok(struct eroce_qp *qp, u32 rkey, u64 va, u64 len,
 			     int access)
 {
 	return !eroce_resp_mr_access(qp, rkey, va, NULL, len, access);
-}
-
-/* the opcode must continue the message in progress, or start one */
-static bool eroce_resp_sequence_ok(struct eroce_resp *resp, u32 flags)
-{
-	u32 kind = flags & (EROCE_OPF_SEND | EROCE_OPF_WRITE);
-
-	if (resp->in_msg)
-		return !(flags & EROCE_OPF_START) && kind == resp->in_msg;
-	return !!(flags & EROCE_OPF_START) || !kind;
 }
 
 static void eroce_resp_message_done(struct eroce_qp *qp)
@@ -861,7 +852,7 @@ static void eroce_resp_execute(struct eroce_qp *qp, struct eroce_rx *pkt)
 	struct eroce_resp *resp = &qp->eng.resp;
 	u32 npsn;
 
-	if (!eroce_resp_sequence_ok(resp, pkt->info->flags)) {
+	if (!eroce_opcode_seq_ok(resp->in_msg, pkt->info->flags)) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
 				 IB_WC_REM_INV_REQ_ERR);
 		return;
@@ -917,7 +908,7 @@ static bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
 	struct eroce_ooo *slot;
 
 	if (READ_ONCE(edev->tuning.loss_recovery) != EROCE_LOSS_SR ||
-	    !eroce_bth_sr(pkt->bth) || diff >= EROCE_SR_WINDOW ||
+	    !eroce_bth_sr(pkt->bth) || !eroce_sr_keepable(diff) ||
 	    !eroce_resp_ops[pkt->info->resp].keep)
 		return false;
 	if (!resp->ooo) {
@@ -926,7 +917,7 @@ static bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
 		if (!resp->ooo)
 			return false;
 	}
-	slot = &resp->ooo[pkt->psn & (EROCE_SR_WINDOW - 1)];
+	slot = &resp->ooo[eroce_sr_slot(pkt->psn)];
 	if (slot->skb)
 		return slot->pkt.psn == pkt->psn;
 	slot->truesize = pkt->skb->truesize;
@@ -961,8 +952,7 @@ static void eroce_resp_drain(struct eroce_qp *qp)
 	u32 i;
 
 	while (resp->ooo_count) {
-		struct eroce_ooo *slot =
-			&resp->ooo[resp->epsn & (EROCE_SR_WINDOW - 1)];
+		struct eroce_ooo *slot = &resp->ooo[eroce_sr_slot(resp->epsn)];
 		u32 before = resp->epsn;
 		struct sk_buff *skb;
 		struct eroce_rx pkt;
@@ -1046,7 +1036,7 @@ static void eroce_resp_uc(struct eroce_qp *qp, struct eroce_rx *pkt)
 				    qp->ibqp.qp_num, pkt->psn, resp->epsn);
 	}
 	resp->epsn = eroce_psn_add(pkt->psn, 1);
-	if (!eroce_resp_sequence_ok(resp, pkt->info->flags)) {
+	if (!eroce_opcode_seq_ok(resp->in_msg, pkt->info->flags)) {
 		eroce_resp_uc_drop(qp, pkt, EROCE_CNT_DROP_UC_SEQUENCE,
 				   "no message in progress");
 		return;

@@ -47,6 +47,7 @@ typedef __s32 s32;
 #define likely(x)		__builtin_expect(!!(x), 1)
 #define unlikely(x)		__builtin_expect(!!(x), 0)
 #define BIT(n)			(1UL << (n))
+#define BIT_ULL(n)		(1ULL << (n))
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define BUILD_BUG_ON(c)		static_assert(!(c), #c)
 
