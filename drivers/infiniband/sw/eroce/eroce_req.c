@@ -367,7 +367,13 @@ static int eroce_req_fetch(struct eroce_qp *qp)
 	prod = smp_load_acquire(&sq->ctrl->producer);
 	if (prod == req->head)
 		return -ENOENT;
-	if (prod - qp->sq.consumer > sq->num_slots)
+	/*
+	 * Userspace owns the producer: one past a full ring, or one moved
+	 * back behind entries fetched already, would make the fetch copy a
+	 * slot over an entry still in flight.
+	 */
+	if (prod - qp->sq.consumer > sq->num_slots ||
+	    prod - qp->sq.consumer < req->head - qp->sq.consumer)
 		return -EPROTO;
 
 	w = eroce_req_swqe(qp, req->head);
