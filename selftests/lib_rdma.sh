@@ -9,7 +9,8 @@
 #                   over a veth), eroce_routed_setup (eroce1 <-> eroce2
 #                   on it), eroce_links_ready (the pair's ports active and
 #                   GIDs present again, after a test took them away),
-#                   gid_index_of DEV ADDR
+#                   gid_index_of DEV ADDR, objects and objects_are (what
+#                   eroce1 and eroce2 hold, as `rdma resource` counts it)
 #   traffic         srv_cli (server in one namespace, client in another,
 #                   both must exit 0, output kept), tcp_listening,
 #                   cm_listening
@@ -32,6 +33,19 @@ SRV_RC=
 CLI_RC=
 
 # ---- setup -----------------------------------------------------------------
+
+# objects: what the eroce devices hold, as `rdma resource` counts it
+objects() {
+	rdma resource show 2>/dev/null | grep -E '^[0-9]+: eroce[12]:' |
+		sed 's/^[0-9]*: //' | sort
+}
+
+# objects_are COUNTS: the devices hold COUNTS (as objects prints them)
+# shellcheck disable=SC2317  # called through wait_for
+objects_are() {
+	[ "$(objects)" = "$1" ]
+}
+
 
 # gid_index_of DEV ADDR: the lowest RoCE v2 GID index holding ADDR (IPv4)
 gid_index_of() {

@@ -46,18 +46,6 @@ PIDS=()
 NAMES=()
 KILLED=
 
-# objects: what the eroce devices hold, as `rdma resource` counts it
-objects() {
-	rdma resource show 2>/dev/null | grep -E '^[0-9]+: eroce[12]:' |
-		sed 's/^[0-9]*: //' | sort
-}
-
-# objects_are COUNTS: the devices hold COUNTS (as objects prints them)
-# shellcheck disable=SC2317  # called through wait_for
-objects_are() {
-	[ "$(objects)" = "$1" ]
-}
-
 # flowing: eroce2 received 500 packets more than at the last call
 # shellcheck disable=SC2317  # called through wait_for
 flowing() {

@@ -41,18 +41,6 @@ SECS=${RING_FUZZ_SECS:-20}
 [ "$DEBUG_KERNEL" = 1 ] && SECS=${RING_FUZZ_SECS:-80}
 read -ra SEEDS <<<"${RING_FUZZ_SEEDS:-1 2 3}"
 
-# objects: what the eroce devices hold, as `rdma resource` counts it
-objects() {
-	rdma resource show 2>/dev/null | grep -E '^[0-9]+: eroce[12]:' |
-		sed 's/^[0-9]*: //' | sort
-}
-
-# objects_are COUNTS: the devices hold COUNTS (as objects prints them)
-# shellcheck disable=SC2317  # called through wait_for
-objects_are() {
-	[ "$(objects)" = "$1" ]
-}
-
 # why RC, the tool's exit status, is a failure, with its telling line
 fuzz_failure() {
 	local rc=$1 out=$2

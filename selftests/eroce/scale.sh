@@ -42,12 +42,6 @@ SLACK=${SCALE_SLACK_KB:-8192}
 OUT=/tmp/scale
 mkdir -p "$OUT"
 
-# objects: what the eroce devices hold, as `rdma resource` counts it
-objects() {
-	rdma resource show 2>/dev/null | grep -E '^[0-9]+: eroce[12]:' |
-		sed 's/^[0-9]*: //' | sort
-}
-
 # kmem: the kernel's unreclaimable slab plus vmalloc, kB
 kmem() {
 	awk '$1 == "SUnreclaim:" || $1 == "VmallocUsed:" { n += $2 } END { print n }' \

@@ -73,12 +73,6 @@ ERRORS_SEEN=
 LOSS_UNSEEN=
 OBJECTS_DIFFER=
 
-# objects: what the eroce devices hold, as `rdma resource` counts it
-objects() {
-	rdma resource show 2>/dev/null | grep -E '^[0-9]+: eroce[12]:' |
-		sed 's/^[0-9]*: //' | sort
-}
-
 # unreclaimable: the kernel's unreclaimable slab, kB
 unreclaimable() {
 	awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo
@@ -238,11 +232,6 @@ round() {
 	t=$(unreclaimable)
 	MEM+=("$t")
 	ktap_diag "round $n ($imp, $mode): $rr runs, $((rb >> 20)) MiB verified, SUnreclaim $t kB;$line"
-}
-
-# shellcheck disable=SC2317  # called through wait_for
-objects_are() {
-	[ "$(objects)" = "$1" ]
 }
 
 # shellcheck disable=SC2317  # called through require
