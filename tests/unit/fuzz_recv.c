@@ -30,14 +30,17 @@
  *   expected PSN, once per hole, and says "kept after it" only when
  *   something is; UC expects the PSN after the last one it saw.
  * - requester and completer: una_psn only moves forward and never past
- *   max_psn, less than 2^23 PSNs behind it; max_psn follows every PSN
- *   sent; the send window lets no packet out once window PSNs are
- *   unacknowledged; every packet carries a PSN of its own entry, a new
- *   entry the PSN after all those sent; an acknowledgment covers only
- *   PSNs sent; an entry completes successfully only once sent in full
- *   and, for a read or an atomic, answered; a read's resp_psn stays in
- *   [first_psn, last_psn + 1], done exactly past last_psn, and its bitmap
- *   holds no PSN after last_psn.  UBSan checks every shift and overflow.
+ *   max_psn, less than 2^23 PSNs behind it, and never lags behind an
+ *   entry completed; max_psn follows every PSN sent; the send window
+ *   lets no packet out once window PSNs are unacknowledged; every packet
+ *   carries a PSN of its own entry, a new entry the PSN after all those
+ *   sent; going back N never goes before the oldest entry; an
+ *   acknowledgment covers only PSNs sent; a response that fits nothing
+ *   changes nothing; an entry completes successfully only once sent in
+ *   full and, for a read or an atomic, answered; a read's resp_psn stays
+ *   in [first_psn, last_psn + 1], done exactly past last_psn, and its
+ *   bitmap holds no PSN after last_psn.  UBSan checks every shift and
+ *   overflow.
  *
  * Header, FUZZ_HDR bytes: flags (bit 0: a UC QP, else RC; bit 1:
  * loss_recovery sr on both sides; bit 2: the receive queue starts empty),
@@ -62,16 +65,6 @@
 #define SQ_SLOTS	64		/* a power of 2 */
 #define MAX_RD_ATOMIC	16
 #define REQ_BUDGET	64		/* EROCE_REQ_BUDGET */
-
-/*
- * Known findings of this target in the engines' own code, which the model
- * steps around so that fuzzing goes on past them (each is marked
- * "Finding N" where it is); -DFUZZ_KNOWN=0 lets them through, to
- * reproduce them.
- */
-#ifndef FUZZ_KNOWN
-#define FUZZ_KNOWN	1
-#endif
 
 /* an invariant does not hold: where (the comment above says which) */
 #define broken()							\
@@ -613,16 +606,13 @@ static void req_rewind(u32 psn)
 
 	trace("  req: back to %#x\n", psn);
 	/*
-	 * Finding 2: a read response or an atomic ACK completes the entries
-	 * before its own and leaves una_psn behind them; going back to
-	 * una_psn, or to a PSN a late NAK names, then sends the oldest entry
-	 * at a PSN of one completed already: a READ so sent is answered
-	 * from that PSN, its data one packet off (corpus/recv/comp_dup_nak).
-	 * The model goes back no further than the oldest entry.
+	 * Never before the oldest entry: its PSNs before that belong to
+	 * entries completed, and a READ sent again from one of them would
+	 * be answered one packet off (corpus/recv/comp_dup_nak).
 	 */
-	if (FUZZ_KNOWN && req->tail != req->head && tail->psn_valid &&
+	if (req->tail != req->head && tail->psn_valid &&
 	    eroce_psn_before(psn, tail->first_psn))
-		psn = tail->first_psn;
+		broken();
 	req->sr_hole_open = false;
 	for (i = req->tail; i != req->head; i++) {
 		struct swqe *w = req_swqe(i);
@@ -697,6 +687,9 @@ static bool req_send_seg(struct swqe *w)
 	/* max_psn follows every PSN sent */
 	if (fwd(req->psn, req->max_psn) >= EROCE_PSN_HALF)
 		broken();
+	/* and what is unanswered stays within half the PSN space */
+	if (req->max64 - req->una64 >= EROCE_PSN_HALF)
+		broken();
 	return true;
 }
 
@@ -732,6 +725,10 @@ static void req_run(u32 budget)
 		if (eroce_send_window_full(req->psn, req->una_psn,
 					   req->sr_hole_open, req->sr_hole,
 					   req->window))
+			return;
+		/* eroce_req_read_span_blocked() */
+		if (w->kind == K_READ && !w->psn_valid &&
+		    !eroce_psn_span_ok(req->psn, req->una_psn, w->npkts))
 			return;
 		if (!req->cur_off && req_rd_atomic_blocked(w))
 			return;
@@ -930,17 +927,31 @@ static int comp_ack(const struct rx *pkt)
 	return 0;
 }
 
+/* eroce_comp_find(): the index of the entry holding @psn, or head */
+static u32 comp_find(u32 psn)
+{
+	struct req *req = &qp.req;
+	u32 i;
+
+	for (i = req->tail; i != req->head; i++) {
+		const struct swqe *w = req_swqe(i);
+
+		if (!w->psn_valid || eroce_psn_before(psn, w->first_psn))
+			break;
+		if (!eroce_psn_after(psn, w->last_psn))
+			return i;
+	}
+	return req->head;
+}
+
 /* eroce_comp_update_una() */
 static void comp_update_una(void)
 {
 	struct swqe *w = comp_oldest_sent();
 	u32 una = qp.req.psn;
 
-	if (w) {
-		if (!swqe_rd_atomic(w))
-			return;
-		una = w->resp_psn;
-	}
+	if (w)
+		una = swqe_rd_atomic(w) ? w->resp_psn : w->first_psn;
 	req_una(una);
 }
 
@@ -955,42 +966,38 @@ static void comp_retire(void)
 }
 
 /*
- * A response at @psn acknowledges the requests before it: only when it is
- * for a PSN sent and not yet acknowledged
+ * eroce_comp_implicit_ack(): a response to the entry at @idx acknowledges
+ * the ones before it, only when it is for a PSN sent and not yet
+ * acknowledged
  */
-static void comp_check_implicit(u32 psn)
+static void comp_implicit_ack(u32 idx, u32 psn)
 {
 	struct req *req = &qp.req;
+	u32 i;
 
-	if (fwd(req->una_psn, psn) >= req->max64 - req->una64)
-		broken();
+	while (req->tail != idx && !swqe_rd_atomic(req_swqe(req->tail))) {
+		if (fwd(req->una_psn, psn) >= req->max64 - req->una64)
+			broken();
+		req_complete_tail(true, false);
+	}
+	for (i = req->tail; i != idx; i++) {
+		struct swqe *w = req_swqe(i);
+
+		if (w->kind == K_READ && !w->done && !w->rerequested)
+			w->rerequested = true;
+	}
+	comp_update_una();
 }
 
 /* eroce_comp_read_entry() */
 static struct swqe *comp_read_entry(u32 psn)
 {
-	struct req *req = &qp.req;
-	struct swqe *oldest;
-	u32 i;
+	u32 idx = comp_find(psn);
 
-	while ((oldest = comp_oldest_sent())) {
-		if (swqe_rd_atomic(oldest) ||
-		    !eroce_psn_before(oldest->last_psn, psn))
-			break;
-		comp_check_implicit(psn);
-		req_complete_tail(true, false);
-	}
-	for (i = req->tail; i != req->head; i++) {
-		struct swqe *w = req_swqe(i);
-
-		if (!w->psn_valid || eroce_psn_before(psn, w->first_psn))
-			return NULL;
-		if (!eroce_psn_after(psn, w->last_psn))
-			return w->kind == K_READ ? w : NULL;
-		if (w->kind == K_READ && !w->done && !w->rerequested)
-			w->rerequested = true;
-	}
-	return NULL;
+	if (idx == qp.req.head || req_swqe(idx)->kind != K_READ)
+		return NULL;
+	comp_implicit_ack(idx, psn);
+	return req_swqe(idx);
 }
 
 /* eroce_comp_read_resp() */
@@ -1030,32 +1037,17 @@ static int comp_read_resp(const struct rx *pkt)
 	return 0;
 }
 
-/* eroce_comp_rd_atomic_entry() */
-static struct swqe *comp_rd_atomic_entry(u32 psn)
-{
-	struct swqe *w;
-
-	while ((w = comp_oldest_sent())) {
-		if (swqe_rd_atomic(w))
-			break;
-		if (!eroce_psn_before(w->last_psn, psn))
-			return NULL;
-		comp_check_implicit(psn);
-		req_complete_tail(true, false);
-	}
-	if (!w || eroce_psn_before(psn, w->first_psn) ||
-	    eroce_psn_after(psn, w->last_psn))
-		return NULL;
-	return w;
-}
-
 /* eroce_comp_atomic_ack() */
 static int comp_atomic_ack(const struct rx *pkt)
 {
-	struct swqe *w = comp_rd_atomic_entry(pkt->psn);
+	u32 idx = comp_find(pkt->psn), i;
 
-	if (!w || w->kind != K_ATOMIC)
+	if (idx == qp.req.head || req_swqe(idx)->kind != K_ATOMIC)
 		return -EINVAL;
+	for (i = qp.req.tail; i != idx; i++)
+		if (swqe_rd_atomic(req_swqe(i)))
+			return -EINVAL;
+	comp_implicit_ack(idx, pkt->psn);
 	req_complete_tail(true, true);
 	comp_retire();
 	return 0;
@@ -1066,23 +1058,11 @@ static void comp_rcv(const struct rx *pkt)
 {
 	struct req *req = &qp.req;
 	u32 una = req->una_psn, tail = req->tail;
+	struct swqe *w;
 	int err;
 
 	trace("  comp: %s %#x syn %#x, [%#x, %#x)\n", pkt->info->name,
 	      pkt->psn, pkt->syn, req->una_psn, req->max_psn);
-	/*
-	 * Finding 1: eroce_comp.c checks the PSN of an ACK against
-	 * [una_psn, max_psn), not that of a read response or an atomic ACK,
-	 * which completes every SEND and WRITE before its PSN before it
-	 * finds whether an outstanding read or atomic has that PSN: one
-	 * that fits nothing completes them unacknowledged (corpus/recv/
-	 * comp_ghost_read_resp, comp_atomic_ack_mismatch).  The model drops
-	 * such a response outside [una_psn, max_psn), and does not check
-	 * that one which fits nothing changes nothing.
-	 */
-	if (FUZZ_KNOWN && pkt->info->comp != EROCE_COMP_ACK &&
-	    !eroce_ack_psn_valid(pkt->psn, req->una_psn, req->max_psn))
-		return;
 	switch (pkt->info->comp) {
 	case EROCE_COMP_ACK:
 		if (!eroce_ack_psn_valid(pkt->psn, req->una_psn,
@@ -1103,7 +1083,11 @@ static void comp_rcv(const struct rx *pkt)
 		broken();	/* a response row without a kind */
 	}
 	/* a response that fits nothing outstanding changes nothing */
-	if (!FUZZ_KNOWN && err == -EINVAL && req->tail != tail)
+	if (err == -EINVAL && (req->tail != tail || req->una_psn != una))
+		broken();
+	/* una_psn never lags behind an entry completed */
+	w = comp_oldest_sent();
+	if (w && eroce_psn_before(req->una_psn, w->first_psn))
 		broken();
 	if (err || qp.err)
 		return;
@@ -1268,17 +1252,21 @@ static void fuzz_post(u8 b)
 		w->npkts = e + 1;
 		break;
 	case K_READ:
-		/* a few responses, or up to a 2 GiB read at MTU 256 */
-		w->npkts = e < 40 ? e * 4 + 1 : 1U << (e - 40);
 		/*
-		 * Finding 4: a read that takes the PSNs outstanding to 2^23
-		 * or more (2 GiB at MTU 256) breaks the 24-bit comparisons:
-		 * max_psn stops short of it, una_psn and ACKs with it
-		 * (corpus/recv/req_read_2g).  The model posts reads of at
-		 * most 2^22 PSNs.
+		 * A few responses, or up to 2^21 of them; or as many as fit
+		 * half the PSN space, or one more: a 2 GiB read at MTU 256.
 		 */
-		if (FUZZ_KNOWN && w->npkts > EROCE_PSN_HALF / 2)
-			w->npkts = EROCE_PSN_HALF / 2;
+		if (e < 40)
+			w->npkts = e * 4 + 1;
+		else if (e < 62)
+			w->npkts = 1U << (e - 40);
+		else
+			w->npkts = EROCE_PSN_HALF - 63 + e;
+		/* eroce_req_fetch() fails one that cannot fit alone */
+		if (!eroce_psn_span_ok(0, 0, w->npkts)) {
+			req->head--;
+			return;
+		}
 		break;
 	default:
 		w->npkts = 1;

@@ -356,7 +356,7 @@ def comp_dup_nak():
 
 
 def comp_ghost_read_resp():
-    """Finding 1: a read response for a PSN never sent, no read out."""
+    """A read response for a PSN never sent, no read out: it acks nothing."""
     s = 0x0
     return seed(F_SR, 0x10, s, 0, [
         post(K_SEND, 0), run(),
@@ -366,7 +366,7 @@ def comp_ghost_read_resp():
 
 
 def comp_atomic_ack_mismatch():
-    """Finding 1: an atomic ACK at the PSN of a SEND after the atomic."""
+    """An atomic ACK at the PSN of a SEND after the atomic: it acks nothing."""
     s = 0x123456
     return seed(0, 0x10, s, 2, [
         post(K_SEND, 2), post(K_ATOMIC, 0), post(K_SEND, 0),
@@ -385,6 +385,16 @@ def req_read_2g():
         post(K_WRITE, 0), post(K_READ, 63), run(),
         post(K_SEND, 0), run(),
         ack(s),
+    ])
+
+
+def req_read_span():
+    """A READ of 2^23 - 1 PSNs waits until the WRITE before it is acked."""
+    s = 0xfffff0
+    return seed(0, 0x10, s, 5, [
+        post(K_WRITE, 0), post(K_READ, 62), run(),
+        ack(s), run(),
+        rsp(RC_READ_RESPONSE_FIRST, s + 1), run(),
     ])
 
 
@@ -408,6 +418,7 @@ def recv_seeds():
         "comp_ghost_read_resp": comp_ghost_read_resp(),
         "comp_atomic_ack_mismatch": comp_atomic_ack_mismatch(),
         "req_read_2g": req_read_2g(),
+        "req_read_span": req_read_span(),
     }
 
 

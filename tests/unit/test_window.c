@@ -89,6 +89,23 @@ static void test_send_window(void)
 				     0xffff00, true, 0xffff00, 4096));
 }
 
+static void test_psn_span(void)
+{
+	/* alone: up to 2^23 - 1 PSNs, the most a READ may take */
+	CHECK(eroce_psn_span_ok(5, 5, EROCE_PSN_HALF - 1));
+	CHECK(!eroce_psn_span_ok(5, 5, EROCE_PSN_HALF));
+	/* a 2 GiB READ at MTU 256 never fits */
+	CHECK(!eroce_psn_span_ok(0, 0, (1U << 31) / 256));
+	/* behind what is outstanding, across the wrap */
+	CHECK(eroce_psn_span_ok(0x10, 0xfffff0, EROCE_PSN_HALF - 0x21));
+	CHECK(!eroce_psn_span_ok(0x10, 0xfffff0, EROCE_PSN_HALF - 0x20));
+	CHECK(!eroce_psn_span_ok(EROCE_PSN_HALF - 1, 0, 1));
+	CHECK(eroce_psn_span_ok(EROCE_PSN_HALF - 2, 0, 1));
+	/* nothing outstanding past a rewind: the span starts at @una */
+	CHECK(eroce_psn_span_ok(0xfffff0, 0x10, EROCE_PSN_HALF - 1));
+	CHECK(eroce_psn_span_ok(7, 7, 0));
+}
+
 static void test_ack_window(void)
 {
 	/* nothing sent: nothing to acknowledge */
@@ -207,6 +224,7 @@ int main(void)
 	RUN(test_sr_slot);
 	RUN(test_sr_keepable);
 	RUN(test_send_window);
+	RUN(test_psn_span);
 	RUN(test_ack_window);
 	RUN(test_rd_resp);
 	return unit_result("window");

@@ -4,14 +4,15 @@
  * acknowledgements turn sent SQ entries into completions.
  *
  * RC completes in order.  An ACK for PSN p acknowledges every request
- * packet up to p; a read response or atomic ACK also acknowledges all
- * that came before its request.  What the transport does about them is
- * the sender's business (eroce_req.c): the completer reports each event
+ * packet up to p; a read response or atomic ACK, once matched to its
+ * request, also acknowledges all that came before that request, and
+ * una_psn moves past them.  What the transport does about them is the
+ * sender's business (eroce_req.c): the completer reports each event
  * through eroce_req_una(), eroce_req_answered(), eroce_req_seq_nak(),
  * eroce_req_rnr_nak() and eroce_req_responded(), and writes no requester
  * state itself.  The fatal NAKs complete the entry in error and move the
  * QP to the error state.  Responses that fit nothing outstanding are
- * counted and dropped.
+ * counted and dropped, and change nothing.
  *
  * What a response does is up to the handler of its kind, the opcode
  * table's struct eroce_opcode_info.comp: eroce_comp_ops[] holds, per kind
@@ -151,9 +152,10 @@ static void eroce_comp_rnr(struct eroce_qp *qp, u32 psn, u8 syn)
 /*
  * The handler of each kind of response (struct eroce_opcode_info.comp),
  * under qp->eng.lock.  rcv returns 0 when it took the response (the sender
- * then hears of it, eroce_req_responded()), -EALREADY when there is
- * nothing to do (a duplicate), -EINVAL when the response fits nothing
- * outstanding (counted and dropped).
+ * then hears of it, eroce_req_responded()), -EALREADY for a duplicate
+ * (which may still have acknowledged the entries before its own),
+ * -EINVAL when the response fits nothing outstanding (counted and
+ * dropped, and nothing changed).
  */
 struct eroce_comp_ops {
 	int (*rcv)(struct eroce_qp *qp, struct eroce_rx *pkt);
@@ -185,24 +187,68 @@ static int eroce_comp_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 	return 0;
 }
 
-/* the oldest entry must be the read or atomic that @psn answers */
-static struct eroce_swqe *eroce_comp_rd_atomic_entry(struct eroce_qp *qp,
-						     u32 psn)
+/*
+ * The index of the sent entry holding @psn, searched from the oldest, or
+ * req->head when none does.  Nothing changes here: a response is matched
+ * to its request before anything it implies is believed.
+ */
+static u32 eroce_comp_find(struct eroce_qp *qp, u32 psn)
+{
+	struct eroce_req *req = &qp->eng.req;
+	u32 i;
+
+	for (i = qp->sq.consumer; i != req->head; i++) {
+		const struct eroce_swqe *w = eroce_comp_swqe(qp, i);
+
+		if (!w->psn_valid || eroce_psn_before(psn, w->first_psn))
+			break;
+		if (!eroce_psn_after(psn, w->last_psn))
+			return i;
+	}
+	return req->head;
+}
+
+/*
+ * The oldest PSN still unanswered moves on with the responses: past
+ * entries completed, to the next open read's or atomic's response, or to
+ * the first PSN of the next send or write.
+ */
+static void eroce_comp_update_una(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+	struct eroce_swqe *w = eroce_comp_oldest_sent(qp);
+	u32 una = req->psn;
+
+	if (w)
+		una = eroce_comp_is_rd_atomic(w) ? w->resp_psn : w->first_psn;
+	eroce_req_una(qp, una, false);
+}
+
+/*
+ * A response to the entry at @idx acknowledges every request before it
+ * (the responder answers in order): the sends and writes ahead of the
+ * oldest open read or atomic complete, and reads before @idx whose
+ * responses are incomplete lost them and are asked for again, once.
+ */
+static void eroce_comp_implicit_ack(struct eroce_qp *qp, u32 idx)
 {
 	struct eroce_swqe *w;
+	u32 i;
 
-	/* a response acknowledges every request before its own */
-	while ((w = eroce_comp_oldest_sent(qp))) {
-		if (eroce_comp_is_rd_atomic(w))
-			break;
-		if (!eroce_psn_before(w->last_psn, psn))
-			return NULL;
+	while (qp->sq.consumer != idx &&
+	       !eroce_comp_is_rd_atomic(eroce_comp_swqe(qp, qp->sq.consumer)))
 		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
+	for (i = qp->sq.consumer; i != idx; i++) {
+		w = eroce_comp_swqe(qp, i);
+		if (w->wqe->opcode != IB_UVERBS_WR_RDMA_READ || w->done ||
+		    w->rerequested)
+			continue;
+		w->rerequested = true;
+		eroce_stat_inc(to_eroce_dev(qp->ibqp.device),
+			       EROCE_CNT_RETRANSMIT_NAK);
+		eroce_req_resend_read(qp, w);
 	}
-	if (!w || eroce_psn_before(psn, w->first_psn) ||
-	    eroce_psn_after(psn, w->last_psn))
-		return NULL;
-	return w;
+	eroce_comp_update_una(qp);
 }
 
 /* an ATOMIC WRITE, which a read response without data answers */
@@ -212,59 +258,22 @@ static bool eroce_comp_is_atomic_write(const struct eroce_swqe *w)
 }
 
 /*
- * The outstanding read (or ATOMIC WRITE) holding @psn, searched from the
- * oldest entry.  Sends and writes before it are implicitly acknowledged
- * and complete; reads before it whose responses are incomplete lost them
- * (the responder answers in order) and are asked for again, once.
+ * The outstanding read (or ATOMIC WRITE) holding @psn, or NULL; what it
+ * implies for the entries before it is done (eroce_comp_implicit_ack()).
  */
 static struct eroce_swqe *eroce_comp_read_entry(struct eroce_qp *qp, u32 psn)
 {
-	struct eroce_req *req = &qp->eng.req;
-	struct eroce_swqe *oldest;
-	u32 i;
+	u32 idx = eroce_comp_find(qp, psn);
+	struct eroce_swqe *w;
 
-	while ((oldest = eroce_comp_oldest_sent(qp))) {
-		if (eroce_comp_is_rd_atomic(oldest) ||
-		    !eroce_psn_before(oldest->last_psn, psn))
-			break;
-		eroce_req_complete_tail(qp, IB_WC_SUCCESS);
-	}
-
-	for (i = qp->sq.consumer; i != req->head; i++) {
-		struct eroce_swqe *w = eroce_comp_swqe(qp, i);
-
-		if (!w->psn_valid || eroce_psn_before(psn, w->first_psn))
-			return NULL;
-		if (!eroce_psn_after(psn, w->last_psn))
-			return w->wqe->opcode == IB_UVERBS_WR_RDMA_READ ||
-			       eroce_comp_is_atomic_write(w) ? w : NULL;
-		if (w->wqe->opcode == IB_UVERBS_WR_RDMA_READ && !w->done &&
-		    !w->rerequested) {
-			w->rerequested = true;
-			eroce_stat_inc(to_eroce_dev(qp->ibqp.device),
-				       EROCE_CNT_RETRANSMIT_NAK);
-			eroce_req_resend_read(qp, w);
-		}
-	}
-	return NULL;
-}
-
-/*
- * The oldest PSN still unanswered moves on with the responses: past a
- * completed read or atomic, up to the next open one.
- */
-static void eroce_comp_update_una(struct eroce_qp *qp)
-{
-	struct eroce_req *req = &qp->eng.req;
-	struct eroce_swqe *w = eroce_comp_oldest_sent(qp);
-	u32 una = req->psn;
-
-	if (w) {
-		if (!eroce_comp_is_rd_atomic(w))
-			return;		/* a send or write waits for its ACK */
-		una = w->resp_psn;
-	}
-	eroce_req_una(qp, una, false);
+	if (idx == qp->eng.req.head)
+		return NULL;
+	w = eroce_comp_swqe(qp, idx);
+	if (w->wqe->opcode != IB_UVERBS_WR_RDMA_READ &&
+	    !eroce_comp_is_atomic_write(w))
+		return NULL;
+	eroce_comp_implicit_ack(qp, idx);
+	return w;
 }
 
 /* complete, in order, the oldest entries whose responses are all in */
@@ -391,15 +400,22 @@ static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 						   EROCE_HDR_ATMACK);
 	struct eroce_sge_iter it;
 	struct eroce_swqe *w;
+	u32 idx, i;
 	u64 orig;
 	int err;
 
-	w = eroce_comp_rd_atomic_entry(qp, pkt->psn);
-	if (!w || !(eroce_wr_info(w->wqe->opcode)->flags & EROCE_WRF_ATOMIC))
+	idx = eroce_comp_find(qp, pkt->psn);
+	if (idx == qp->eng.req.head)
 		return -EINVAL;
+	w = eroce_comp_swqe(qp, idx);
+	if (!(eroce_wr_info(w->wqe->opcode)->flags & EROCE_WRF_ATOMIC))
+		return -EINVAL;
+	/* an earlier read or atomic still open: this one cannot be next */
+	for (i = qp->sq.consumer; i != idx; i++)
+		if (eroce_comp_is_rd_atomic(eroce_comp_swqe(qp, i)))
+			return -EINVAL;
+	eroce_comp_implicit_ack(qp, idx);
 
-	if (w != eroce_comp_swqe(qp, qp->sq.consumer))
-		return -EINVAL;		/* an earlier read is still open */
 	orig = eroce_atmack_orig(ack);
 	eroce_sge_iter_init(&it, (const struct eroce_sge *)(w->wqe + 1),
 			    w->wqe->num_sge);
@@ -461,7 +477,9 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 	}
 
 	err = ops->rcv(qp, pkt);
-	if (err == -EALREADY)
+	/* a duplicate can still acknowledge what came before it */
+	if (err == -EALREADY && req->una_psn == una &&
+	    qp->sq.consumer == tail)
 		return;
 	if (err == -EINVAL) {
 		eroce_stat_inc(edev, EROCE_CNT_DROP_UNEXPECTED_RESP);

@@ -351,7 +351,8 @@ void eroce_req_rewind(struct eroce_qp *qp, u32 psn)
 /*
  * Copy the next SQ entry into kernel memory and check it.  Returns 0,
  * -ENOENT when the SQ is empty, -EPROTO for a corrupt ring, or -EINVAL
- * for an entry that must fail (it is fetched and completed in error).
+ * (-EMSGSIZE: too long) for an entry that must fail (it is fetched and
+ * completed in error).
  */
 static int eroce_req_fetch(struct eroce_qp *qp)
 {
@@ -419,7 +420,11 @@ static int eroce_req_fetch(struct eroce_qp *qp)
 			len += sge[i].length;
 	}
 	if (len > EROCE_MAX_MSG_SIZE)
-		return -EINVAL;
+		return -EMSGSIZE;
+	/* a READ's responses must fit half the PSN space (eroce_window.h) */
+	if (wqe->opcode == IB_UVERBS_WR_RDMA_READ && eroce_qp_connected(qp) &&
+	    !eroce_psn_span_ok(0, 0, DIV_ROUND_UP_ULL(len, eroce_qp_mtu(qp))))
+		return -EMSGSIZE;
 	if (eroce_wqe_is_atomic(wqe) &&
 	    (len != sizeof(u64) || (wqe->wr.atomic.remote_addr & 7)))
 		return -EINVAL;
@@ -1093,7 +1098,8 @@ static int eroce_req_fetch_next(struct eroce_qp *qp)
 			req->head--;
 			return -EAGAIN;
 		}
-		eroce_req_complete_tail(qp, IB_WC_LOC_QP_OP_ERR);
+		eroce_req_complete_tail(qp, err == -EMSGSIZE ?
+					IB_WC_LOC_LEN_ERR : IB_WC_LOC_QP_OP_ERR);
 		eroce_qp_fatal(qp, 0);
 		return -EAGAIN;
 	}
@@ -1221,10 +1227,26 @@ static bool eroce_req_window_full(struct eroce_qp *qp)
 				      req->sr_hole, eroce_req_window(qp));
 }
 
+/*
+ * Must the READ @w, not sent yet, wait until enough of what is
+ * outstanding is answered for all its responses' PSNs to fit?
+ */
+static bool eroce_req_read_span_blocked(struct eroce_qp *qp,
+					struct eroce_swqe *w)
+{
+	struct eroce_req *req = &qp->eng.req;
+
+	if (w->psn_valid || w->wqe->opcode != IB_UVERBS_WR_RDMA_READ)
+		return false;
+	return !eroce_psn_span_ok(req->psn, req->una_psn,
+				  max_t(u32, 1, DIV_ROUND_UP(w->length,
+							     eroce_qp_mtu(qp))));
+}
+
 /* flow control: outstanding packets, reads, fences hold @w back */
 static bool eroce_req_flow_blocked(struct eroce_qp *qp, struct eroce_swqe *w)
 {
-	if (eroce_req_window_full(qp))
+	if (eroce_req_window_full(qp) || eroce_req_read_span_blocked(qp, w))
 		return true;
 	return !qp->eng.req.cur_offset && eroce_req_rd_atomic_blocked(qp, w);
 }

@@ -70,6 +70,26 @@ static inline bool eroce_send_window_full(u32 psn, u32 una, bool hole_open,
 	return eroce_psn_diff(psn, base) >= (s32)window;
 }
 
+/**
+ * eroce_psn_span_ok() - may a request take @npkts PSNs from @psn on?
+ * @psn: the request's first PSN
+ * @una: the oldest PSN not answered
+ * @npkts: the PSNs it takes (a READ: one per response packet)
+ *
+ * Every PSN sent and not answered must lie within half the PSN space of
+ * @una, where the 24-bit comparisons hold: a READ that would take them
+ * there waits for answers, and one that cannot fit even alone is refused
+ * when it is fetched.
+ *
+ * Context: any.
+ */
+static inline bool eroce_psn_span_ok(u32 psn, u32 una, u32 npkts)
+{
+	s32 d = eroce_psn_diff(psn, una);
+
+	return npkts < EROCE_PSN_HALF && (d <= 0 || npkts < EROCE_PSN_HALF - d);
+}
+
 /*
  * May an ACK or NAK name @psn?  Only a request PSN sent and not yet
  * acknowledged, in [@una, @max_psn): an older one is a stale duplicate,
