@@ -354,6 +354,35 @@ stat_changes() {
 		$2 != b[$1] { printf "%s+%d ", $1, $2 - b[$1] } END { print "" }' "$2" -
 }
 
+# ---- an ECN-marking bottleneck ------------------------------------------------
+
+# dcqcn_knobs CC DEV...: each device ECN capable with cc CC, its rate
+# capped at 400 Mb/s, and DCQCN's timers and steps set for the bottleneck
+# tests' networks (a 20 Mb/s RED qdisc and a round trip of a few ms)
+dcqcn_knobs() {
+	local cc=$1 d t; shift
+	for d in "$@"; do
+		t=$IBSYS/$d/tuning
+		echo default >"$t/profile" && echo 1 >"$t/ecn" && echo "$cc" >"$t/cc" &&
+			echo 400 >"$t/max_rate_mbps" &&
+			echo 25000 >"$t/dcqcn/alpha_update_us" &&
+			echo 25000 >"$t/dcqcn/rate_increase_us" &&
+			echo 1 >"$t/dcqcn/rate_ai_mbps" &&
+			echo 5 >"$t/dcqcn/rate_hai_mbps" &&
+			echo 2 >"$t/dcqcn/min_rate_mbps" || return
+	done
+}
+
+# red_stat NS DEV FIELD: "dropped", "sent" (packets) or "marked" of the
+# RED qdisc on DEV in NS
+red_stat() {
+	tc -n "$1" -s qdisc show dev "$2" | awk -v f="$3" '
+		/^qdisc red/ { red = 1 }
+		red && f == "dropped" && /dropped/ { sub(",", "", $7); print $7; exit }
+		red && f == "sent" && /Sent/ { print $4; exit }
+		red && f == "marked" && /marked/ { for (i = 1; i < NF; i++) if ($i == "marked") { print $(i + 1); exit } }'
+}
+
 # ---- netem -------------------------------------------------------------------
 
 # netem_set NS DEV ARGS...: replace DEV's root qdisc with netem ARGS

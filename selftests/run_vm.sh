@@ -181,8 +181,9 @@ write_params() {
 			echo "EROCE_TIMEOUT_MULT=$MULT"
 			echo "EROCE_VM_MODDIR=$(squote "$MODROOT/$KVER")"
 			echo "EROCE_VM_MODULE=$(squote "$MODULE")"
-			[ -n "${EROCE_KMOD_DIR:-}" ] &&
+			if [ -n "${EROCE_KMOD_DIR:-}" ]; then
 				echo "EROCE_KMOD_DIR=$(squote "$EROCE_KMOD_DIR")"
+			fi
 		fi
 	} >"$dir/params"
 }

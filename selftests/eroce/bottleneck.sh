@@ -84,27 +84,7 @@ setup() {
 
 # knobs CC: every device ECN capable with cc CC
 knobs() {
-	local d t
-	for d in eroceA eroceB eroceD; do
-		t=$IBSYS/$d/tuning
-		echo default >"$t/profile" && echo 1 >"$t/ecn" && echo "$1" >"$t/cc" &&
-			echo 400 >"$t/max_rate_mbps" &&
-			echo 25000 >"$t/dcqcn/alpha_update_us" &&
-			echo 25000 >"$t/dcqcn/rate_increase_us" &&
-			echo 1 >"$t/dcqcn/rate_ai_mbps" &&
-			echo 5 >"$t/dcqcn/rate_hai_mbps" &&
-			echo 2 >"$t/dcqcn/min_rate_mbps" || return
-	done
-}
-
-# red_stat FIELD: "dropped", "sent" (packets) or "marked" of the
-# bottleneck's RED qdisc
-red_stat() {
-	tc -n $NSR -s qdisc show dev vR | awk -v f="$1" '
-		/^qdisc red/ { red = 1 }
-		red && f == "dropped" && /dropped/ { sub(",", "", $7); print $7; exit }
-		red && f == "sent" && /Sent/ { print $4; exit }
-		red && f == "marked" && /marked/ { for (i = 1; i < NF; i++) if ($i == "marked") { print $(i + 1); exit } }'
+	dcqcn_knobs "$1" eroceA eroceB eroceD
 }
 
 # devstat DEV COUNTER
@@ -126,7 +106,7 @@ run_pair() {
 	gb=$(gid_index_of eroceB 198.18.20.2)
 	gd=$(gid_index_of eroceD 198.18.30.2)
 	knobs "$cc" || return 1
-	d0=$(red_stat dropped) m0=$(red_stat marked) p0=$(red_stat sent)
+	d0=$(red_stat $NSR vR dropped) m0=$(red_stat $NSR vR marked) p0=$(red_stat $NSR vR sent)
 	cnp0=$(( $(devstat eroceD cnp_sent) ))
 	hnd0=$(( $(devstat eroceA cnp_handled) + $(devstat eroceB cnp_handled) ))
 	ip netns exec $NSD timeout "$(tmo 120)" ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18600 \
@@ -147,9 +127,9 @@ run_pair() {
 	wait "$p1" || side_failed s1 || rc=1
 	wait "$p2" || side_failed s2 || rc=1
 	grep -q "#bytes" "$RDMA_TMP/c1" && grep -q "#bytes" "$RDMA_TMP/c2" || rc=1
-	DROPS=$(( $(red_stat dropped) - d0 ))
-	PASSED=$(( $(red_stat sent) - p0 ))
-	MARKS=$(( $(red_stat marked) - m0 ))
+	DROPS=$(( $(red_stat $NSR vR dropped) - d0 ))
+	PASSED=$(( $(red_stat $NSR vR sent) - p0 ))
+	MARKS=$(( $(red_stat $NSR vR marked) - m0 ))
 	CNPS=$(( $(devstat eroceD cnp_sent) - cnp0 ))
 	HANDLED=$(( $(devstat eroceA cnp_handled) + $(devstat eroceB cnp_handled) - hnd0 ))
 	ktap_diag "cc $cc: ${SECONDS}s, bottleneck passed $PASSED dropped $DROPS marked $MARKS, CNPs sent $CNPS handled $HANDLED"

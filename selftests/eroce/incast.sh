@@ -83,33 +83,18 @@ setup() {
 	}
 }
 
-# knobs CC: every device ECN capable with cc CC (bottleneck.sh's DCQCN
-# settings for this network's round trip)
+# knobs CC: every device ECN capable with cc CC and selective repeat
 knobs() {
-	local d t i
+	local i d devs=eroceD
 
-	for ((i = 0; i <= N; i++)); do
-		d=eroceS$i
-		[ "$i" = 0 ] && d=eroceD
-		t=$IBSYS/$d/tuning
-		echo default >"$t/profile" && echo 1 >"$t/ecn" && echo "$1" >"$t/cc" &&
-			echo sr >"$t/loss_recovery" &&
-			echo 400 >"$t/max_rate_mbps" &&
-			echo 25000 >"$t/dcqcn/alpha_update_us" &&
-			echo 25000 >"$t/dcqcn/rate_increase_us" &&
-			echo 1 >"$t/dcqcn/rate_ai_mbps" &&
-			echo 5 >"$t/dcqcn/rate_hai_mbps" &&
-			echo 2 >"$t/dcqcn/min_rate_mbps" || return
+	for ((i = 1; i <= N; i++)); do
+		devs+=" eroceS$i"
 	done
-}
-
-# red_stat FIELD: "dropped", "sent" (packets) or "marked" of the RED qdisc
-red_stat() {
-	tc -n "$NSW" -s qdisc show dev wd | awk -v f="$1" '
-		/^qdisc red/ { red = 1 }
-		red && f == "dropped" && /dropped/ { sub(",", "", $7); print $7; exit }
-		red && f == "sent" && /Sent/ { print $4; exit }
-		red && f == "marked" && /marked/ { for (i = 1; i < NF; i++) if ($i == "marked") { print $(i + 1); exit } }'
+	# shellcheck disable=SC2086  # one word per device
+	dcqcn_knobs "$1" $devs || return
+	for d in $devs; do
+		echo sr >"$IBSYS/$d/tuning/loss_recovery" || return
+	done
 }
 
 # handled_sum: cnp_handled over every sender
@@ -129,7 +114,7 @@ incast() {
 
 	knobs "$cc" || return 1
 	gd=$(gid_index_of eroceD 198.18.40.2)
-	d0=$(red_stat dropped) m0=$(red_stat marked) p0=$(red_stat sent)
+	d0=$(red_stat "$NSW" wd dropped) m0=$(red_stat "$NSW" wd marked) p0=$(red_stat "$NSW" wd sent)
 	c0=$(stat_get eroceD/1 cnp_sent) h0=$(handled_sum)
 	for ((i = 1; i <= N; i++)); do
 		ip netns exec "$NSD" timeout -k 5 "$(tmo 300)" "$TOOL" -d eroceD -g "$gd" \
@@ -165,9 +150,9 @@ incast() {
 		esac
 	done
 	wait
-	DROPS=$(($(red_stat dropped) - d0))
-	MARKS=$(($(red_stat marked) - m0))
-	PASSED=$(($(red_stat sent) - p0))
+	DROPS=$(($(red_stat "$NSW" wd dropped) - d0))
+	MARKS=$(($(red_stat "$NSW" wd marked) - m0))
+	PASSED=$(($(red_stat "$NSW" wd sent) - p0))
 	CNPS=$(($(stat_get eroceD/1 cnp_sent) - c0))
 	HANDLED=$(($(handled_sum) - h0))
 	# each sender's rate: what it moved over the time it took
