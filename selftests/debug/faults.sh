@@ -3,23 +3,29 @@
 # vm-timeout: 400
 #
 # faults.sh: failures injected at eroce's allocation, mapping and transmit
-# points (/sys/kernel/debug/eroce/fail_*, Documentation/testing.rst
-# "Fault injection") while objects are created and data flows.  Runs on
-# the debug kernel only (`make check-debug`: Debian's kernel has no fault
-# injection); the lane's kmemleak scan and kernel log scan judge the run
-# as well.
+# points while objects are created and data flows: eroce's own fault
+# attributes inside functions (/sys/kernel/debug/eroce/fail_*), and the
+# kernel's fail_function on the functions eroce marks
+# ALLOW_ERROR_INJECTION (Documentation/testing.rst "Fault injection").
+# Runs on the debug kernel only (`make check-debug`: Debian's kernel has
+# no fault injection); the lane's kmemleak scan and kernel log scan judge
+# the run as well.
 #
 #   on the datapath, at a rate, while eroce_integrity moves SEND, WRITE
 #   and READ data and checks every byte:
-#     pkt_alloc     a packet's buffer: every failure counted by tx_nomem,
-#                   the data intact
-#     route         a packet without a path: counted by tx_errors,
-#                   recovered by retransmission
+#     pkt_alloc             a packet's buffer: every failure counted by
+#                           tx_nomem, the data intact
+#     eroce_route4          a packet without a path (-ENETUNREACH):
+#                           counted by tx_errors, recovered by
+#                           retransmission
 #   at creation, every call failing for a while (-ENOMEM):
-#     queue_alloc   a CQ's or QP's queue memory
-#     mmap_entry    a queue's mmap entry
-#     qp_state      a QP's transport state
-#     mr_alloc      an MR
+#     eroce_ring_init       a CQ's or QP's queue memory
+#     eroce_ring_publish    a queue's mmap entry; then every third call
+#                           only, so that a QP's second ring fails after
+#                           its first was published
+#     eroce_qp_engine_init  a QP's transport state, as a whole
+#     qp_state              the same, after its parts were allocated
+#     mr_alloc              an MR, after it was counted
 #   each must reach the application as that verb's error, promptly.
 # Afterwards the devices move data as before and hold no object.
 #
@@ -32,6 +38,7 @@ set -u -o pipefail
 
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
 FD=/sys/kernel/debug/eroce
+FF=/sys/kernel/debug/fail_function
 BYTES=${FAULTS_BYTES:-512k}
 TMO=$(tmo 120)
 PORT=18630
@@ -41,12 +48,27 @@ LAST_OUT=
 
 # ---- the fault attributes -----------------------------------------------------
 
-# inject POINT PERCENT TIMES: POINT fails PERCENT of the times it is
-# reached, at most TIMES times
-inject() {
-	local d=$FD/fail_$1
+# attr POINT: the directory of POINT's fault attribute: fail_function's
+# for a function eroce marks ALLOW_ERROR_INJECTION (eroce_*), else
+# eroce's own fail_POINT
+attr() {
+	case $1 in
+	eroce_*) echo "$FF" ;;
+	*) echo "$FD/fail_$1" ;;
+	esac
+}
 
-	echo 1 >"$d/interval" &&
+# inject POINT PERCENT TIMES [INTERVAL [RETVAL]]: POINT fails PERCENT of
+# the times it is reached (of every INTERVAL-th time, default 1), at most
+# TIMES times; a function returns RETVAL (default -ENOMEM)
+inject() {
+	local d
+	d=$(attr "$1")
+	if [ "$d" = "$FF" ]; then
+		echo "$1" >"$FF/inject" &&
+			echo "${5:--12}" >"$FF/$1/retval" || return
+	fi
+	echo "${4:-1}" >"$d/interval" &&
 		echo 0 >"$d/space" &&
 		echo 0 >"$d/verbose" &&
 		echo "$3" >"$d/times" &&
@@ -56,11 +78,23 @@ inject() {
 # injected POINT TIMES: the failures injected since inject POINT ...
 # TIMES; turns POINT off
 injected() {
-	local d=$FD/fail_$1 left
-
+	local d left
+	d=$(attr "$1")
 	echo 0 >"$d/probability"
 	left=$(cat "$d/times")
+	[ "$d" != "$FF" ] || echo "!$1" >"$FF/inject"
 	echo $(($2 - left))
+}
+
+# functions_injectable: fail_function takes every function eroce marks
+# ALLOW_ERROR_INJECTION
+# shellcheck disable=SC2317  # called through ktap_check
+functions_injectable() {
+	local f
+	for f in eroce_ring_init eroce_ring_publish eroce_qp_engine_init \
+		eroce_route4 eroce_route6; do
+		echo "$f" >"$FF/inject" && echo "!$f" >"$FF/inject" || return
+	done
 }
 
 # ---- traffic ------------------------------------------------------------------
@@ -92,14 +126,14 @@ integrity() {
 
 # ---- the cases ----------------------------------------------------------------
 
-# datapath POINT PERCENT COUNTER: POINT failing at PERCENT while all three
-# operations move BYTES; every byte must arrive and COUNTER (both devices)
-# must have moved at least once per injected failure
+# datapath POINT PERCENT COUNTER [RETVAL]: POINT failing at PERCENT while
+# all three operations move BYTES; every byte must arrive and COUNTER
+# (both devices) must have moved at least once per injected failure
 datapath() {
 	local point=$1 before after n
 
 	before=$(both "$3")
-	if ! inject "$point" "$2" 1000000; then
+	if ! inject "$point" "$2" 1000000 1 "${4:-}"; then
 		ktap_fail "${point}_intact" "cannot arm fail_$point"
 		ktap_fail "${point}_counted" "not run"
 		return
@@ -107,7 +141,7 @@ datapath() {
 	integrity -o send,write,read -b "$BYTES" -s 41
 	n=$(injected "$point" 1000000)
 	after=$(both "$3")
-	ktap_diag "fail_$point: $n failures injected, $3 +$((after - before))"
+	ktap_diag "$point: $n failures injected, $3 +$((after - before))"
 	ktap_diag "$LAST_OUT"
 	ktap_result "${point}_intact" "$([ "$RC_C" = 0 ] && [ "$RC_S" = 0 ]; echo $?)" \
 		"client exit $RC_C, server exit $RC_S"
@@ -116,55 +150,61 @@ datapath() {
 		"$n injected, $3 +$((after - before))"
 }
 
-# creation POINT VERB: every time POINT is reached it fails (up to 100
-# times) while the tool sets up: the tool must stop with "VERB failed:
-# Cannot allocate memory" within its deadline
+# creation POINT VERBS [INTERVAL]: every INTERVAL-th time POINT is
+# reached (default every time) it fails, up to 100 times, while the tool
+# sets up: the tool must stop with "VERB failed: Cannot allocate memory",
+# VERB one of VERBS (an extended regular expression), within its deadline
 creation() {
 	local point=$1 name=${1}_fails n
 
-	if ! inject "$point" 100 100; then
-		ktap_fail "$name" "cannot arm fail_$point"
+	[ -z "${3:-}" ] || name=${1}_every_${3}_fails
+	if ! inject "$point" 100 100 "${3:-1}"; then
+		ktap_fail "$name" "cannot arm $point"
 		return
 	fi
 	integrity -o send -b 64k -s 42
 	n=$(injected "$point" 100)
-	ktap_diag "fail_$point: $n failures injected"
+	ktap_diag "$point: $n failures injected"
 	ktap_diag "$LAST_OUT"
 	if [ "$n" -lt 1 ]; then
-		ktap_fail "$name" "fail_$point was never reached"
+		ktap_fail "$name" "$point was never reached"
 	elif [ "$RC_C" = 0 ] || [ "$RC_S" = 0 ] ||
 	     [ "$RC_C" = 124 ] || [ "$RC_S" = 124 ]; then
 		ktap_fail "$name" "client exit $RC_C, server exit $RC_S"
-	elif ! grep -q "$2 failed: Cannot allocate memory" "$OUT/client" "$OUT/server"; then
+	elif ! grep -qE "($2) failed: Cannot allocate memory" "$OUT/client" "$OUT/server"; then
 		ktap_fail "$name" "no \"$2 failed: Cannot allocate memory\""
 	else
 		ktap_ok "$name"
 	fi
 }
 
-# objects DEV: DEV's objects by kind, as `rdma resource` counts them
-objects() {
+# dev_objects DEV: DEV's objects by kind, as `rdma resource` counts them
+dev_objects() {
 	rdma resource show "$1" 2>/dev/null | sed 's/^[0-9]*: [^ ]*: //'
 }
 
-# objects_are DEV COUNTS: DEV holds COUNTS (as objects prints them)
+# dev_objects_are DEV COUNTS: DEV holds COUNTS (as dev_objects prints
+# them)
 # shellcheck disable=SC2317  # called through wait_for
-objects_are() {
-	[ "$(objects "$1")" = "$2" ]
+dev_objects_are() {
+	[ "$(dev_objects "$1")" = "$2" ]
 }
 
-ktap_plan 12
+ktap_plan 15
 require eroce_pair_setup
 ktap_check fault_points_present test -d "$FD/fail_pkt_alloc"
+ktap_check functions_injectable functions_injectable
 G1=$(gid_index_of eroce1 198.18.0.1)
 G2=$(gid_index_of eroce2 198.18.0.2)
-BASE1=$(objects eroce1)
-BASE2=$(objects eroce2)
+BASE1=$(dev_objects eroce1)
+BASE2=$(dev_objects eroce2)
 
 datapath pkt_alloc 5 tx_nomem
-datapath route 10 tx_errors
-creation queue_alloc ibv_create_cq
-creation mmap_entry ibv_create_cq
+datapath eroce_route4 10 tx_errors -101
+creation eroce_ring_init ibv_create_cq
+creation eroce_ring_publish ibv_create_cq
+creation eroce_ring_publish "ibv_create_cq|ibv_create_qp|ibv_create_srq" 3
+creation eroce_qp_engine_init ibv_create_qp
 creation qp_state ibv_create_qp
 creation mr_alloc ibv_reg_mr
 
@@ -172,6 +212,6 @@ integrity -o send,write,read -b "$BYTES" -s 43
 ktap_diag "$LAST_OUT"
 ktap_result recovered "$([ "$RC_C" = 0 ] && [ "$RC_S" = 0 ]; echo $?)" \
 	"client exit $RC_C, server exit $RC_S"
-ktap_check eroce1_objects_back wait_for 10 objects_are eroce1 "$BASE1"
-ktap_check eroce2_objects_back wait_for 10 objects_are eroce2 "$BASE2"
+ktap_check eroce1_objects_back wait_for 10 dev_objects_are eroce1 "$BASE1"
+ktap_check eroce2_objects_back wait_for 10 dev_objects_are eroce2 "$BASE2"
 ktap_finish

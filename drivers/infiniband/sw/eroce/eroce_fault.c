@@ -9,8 +9,15 @@
  * (probability, interval, times, space, verbose, task-filter; see the
  * kernel's Documentation/fault-injection/fault-injection.rst).  Where a
  * point fails, the code takes the same path as when the allocation or
- * lookup it guards fails, unwinding included.  Documentation/testing.rst
- * ("Fault injection") lists the points and what the lane checks.
+ * lookup it guards fails, unwinding included.  These are the points
+ * inside a function, which the kernel's fail_function cannot reach: a
+ * failure counted where it happens, or one after a count was taken or
+ * memory allocated that must be given back.  Functions that may fail as
+ * a whole are marked ALLOW_ERROR_INJECTION where they are defined
+ * (eroce_ring_init(), eroce_ring_publish(), eroce_qp_engine_init(),
+ * eroce_route4(), eroce_route6()) and fail through fail_function.
+ * Documentation/testing.rst ("Fault injection") lists both and what the
+ * lane checks.
  *
  * Context: eroce_should_fail() in any context; init and exit in module
  * init and exit.  Locks: none of its own (the attributes are atomics).
@@ -21,9 +28,6 @@
 #include "eroce_fault.h"
 
 static DECLARE_FAULT_ATTR(eroce_fail_pkt_alloc);
-static DECLARE_FAULT_ATTR(eroce_fail_route);
-static DECLARE_FAULT_ATTR(eroce_fail_queue_alloc);
-static DECLARE_FAULT_ATTR(eroce_fail_mmap_entry);
 static DECLARE_FAULT_ATTR(eroce_fail_qp_state);
 static DECLARE_FAULT_ATTR(eroce_fail_mr_alloc);
 
@@ -32,11 +36,6 @@ static const struct {
 	struct fault_attr *attr;
 } eroce_faults[EROCE_FAULT_MAX] = {
 	[EROCE_FAULT_PKT_ALLOC] = { "fail_pkt_alloc", &eroce_fail_pkt_alloc },
-	[EROCE_FAULT_ROUTE] = { "fail_route", &eroce_fail_route },
-	[EROCE_FAULT_QUEUE_ALLOC] = { "fail_queue_alloc",
-				      &eroce_fail_queue_alloc },
-	[EROCE_FAULT_MMAP_ENTRY] = { "fail_mmap_entry",
-				     &eroce_fail_mmap_entry },
 	[EROCE_FAULT_QP_STATE] = { "fail_qp_state", &eroce_fail_qp_state },
 	[EROCE_FAULT_MR_ALLOC] = { "fail_mr_alloc", &eroce_fail_mr_alloc },
 };

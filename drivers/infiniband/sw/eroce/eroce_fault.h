@@ -10,9 +10,6 @@
 /* the points, each with its attribute under /sys/kernel/debug/eroce/ */
 enum eroce_fault {
 	EROCE_FAULT_PKT_ALLOC,		/* a packet's buffer */
-	EROCE_FAULT_ROUTE,		/* a packet's route lookup */
-	EROCE_FAULT_QUEUE_ALLOC,	/* a CQ's, QP's or SRQ's queue memory */
-	EROCE_FAULT_MMAP_ENTRY,		/* a user queue's mmap entry */
 	EROCE_FAULT_QP_STATE,		/* a QP's transport state */
 	EROCE_FAULT_MR_ALLOC,		/* an MR of any kind */
 	EROCE_FAULT_MAX

@@ -15,13 +15,13 @@
  * load-acquired; a consumer index is store-released after the slot has been
  * copied out.
  */
+#include <linux/error-injection.h>
 #include <linux/vmalloc.h>
 #include <linux/slab.h>
 #include <linux/log2.h>
 #include <linux/lockdep.h>
 
 #include "eroce.h"
-#include "eroce_fault.h"
 
 int eroce_ring_init(struct eroce_ring *ring, u32 num_slots, u32 slot_size,
 		    bool user)
@@ -33,8 +33,6 @@ int eroce_ring_init(struct eroce_ring *ring, u32 num_slots, u32 slot_size,
 
 	size = PAGE_ALIGN(EROCE_RING_DATA_OFFSET +
 			  (size_t)num_slots * slot_size);
-	if (eroce_should_fail(EROCE_FAULT_QUEUE_ALLOC))
-		return -ENOMEM;
 	ring->ctrl = user ? vmalloc_user(size) : vzalloc(size);
 	if (!ring->ctrl)
 		return -ENOMEM;
@@ -52,6 +50,8 @@ int eroce_ring_init(struct eroce_ring *ring, u32 num_slots, u32 slot_size,
 	return 0;
 }
 
+ALLOW_ERROR_INJECTION(eroce_ring_init, ERRNO);
+
 /*
  * Make a user ring mappable: after this, the mmap entry owns the buffer and
  * frees it in mmap_free once the entry is removed and no mmap() is using it.
@@ -65,8 +65,6 @@ int eroce_ring_publish(struct eroce_ring *ring, struct ib_ucontext *uctx,
 	if (WARN_ON(!ring->user))
 		return -EINVAL;
 
-	if (eroce_should_fail(EROCE_FAULT_MMAP_ENTRY))
-		return -ENOMEM;
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
 	if (!entry)
 		return -ENOMEM;
@@ -86,6 +84,8 @@ int eroce_ring_publish(struct eroce_ring *ring, struct ib_ucontext *uctx,
 	info->slot_size = ring->slot_size;
 	return 0;
 }
+
+ALLOW_ERROR_INJECTION(eroce_ring_publish, ERRNO);
 
 /**
  * eroce_ring_publish_resp() - publish the one ring of a new user object

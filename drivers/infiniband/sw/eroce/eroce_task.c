@@ -21,6 +21,7 @@
  * run and every transition; qp->state_lock and the rings' consumer_locks
  * nest inside it.
  */
+#include <linux/error-injection.h>
 #include <linux/log2.h>
 
 #include "eroce.h"
@@ -296,6 +297,8 @@ int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq)
 	}
 	return 0;
 }
+
+ALLOW_ERROR_INJECTION(eroce_qp_engine_init, ERRNO);
 
 void eroce_qp_engine_free(struct eroce_qp *qp)
 {

@@ -28,6 +28,7 @@
  * under the QP's engine lock, which guards its route cache.  RCU for the
  * GID attribute's netdev; the loopback queue's own lock.
  */
+#include <linux/error-injection.h>
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -218,15 +219,17 @@ void eroce_xmit_loopback_purge(struct eroce_dev *edev)
 	}
 }
 
-/* the IPv4 route of @av: from @route when it holds a valid one */
-static struct rtable *eroce_route4(struct net *net, struct net_device *ndev,
-				   const struct eroce_av *av, u8 tclass,
-				   struct dst_cache *route, struct flowi4 *fl4)
+/*
+ * The IPv4 route of @av: from @route when it holds a valid one.  Not
+ * inlined: fail_function fails it (ERR_PTR(retval)).
+ */
+static noinline struct rtable *eroce_route4(struct net *net,
+					    struct net_device *ndev,
+					    const struct eroce_av *av,
+					    u8 tclass, struct dst_cache *route,
+					    struct flowi4 *fl4)
 {
 	struct rtable *rt;
-
-	if (eroce_should_fail(EROCE_FAULT_ROUTE))
-		return ERR_PTR(-ENETUNREACH);
 
 	memcpy(&fl4->saddr, &av->sgid_attr->gid.raw[12], sizeof(fl4->saddr));
 	memcpy(&fl4->daddr, &av->dgid.raw[12], sizeof(fl4->daddr));
@@ -243,6 +246,8 @@ static struct rtable *eroce_route4(struct net *net, struct net_device *ndev,
 		dst_cache_set_ip4(route, &rt->dst, fl4->saddr);
 	return rt;
 }
+
+ALLOW_ERROR_INJECTION(eroce_route4, ERRNO);
 
 /*
  * Send a batch of two or more packets as one UDP GSO skb: the others
@@ -370,17 +375,15 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 	return ip_local_out(net, eroce_net_sk(edev->net, false), head);
 }
 
-/* the IPv6 route of @av: from @route when it holds a valid one */
-static struct dst_entry *eroce_route6(struct net *net, struct sock *sk,
-				      struct net_device *ndev,
-				      const struct eroce_av *av,
-				      struct dst_cache *route,
-				      struct flowi6 *fl6)
+/* the IPv6 route of @av, likewise */
+static noinline struct dst_entry *eroce_route6(struct net *net,
+					       struct sock *sk,
+					       struct net_device *ndev,
+					       const struct eroce_av *av,
+					       struct dst_cache *route,
+					       struct flowi6 *fl6)
 {
 	struct dst_entry *dst;
-
-	if (eroce_should_fail(EROCE_FAULT_ROUTE))
-		return ERR_PTR(-ENETUNREACH);
 
 	memcpy(&fl6->saddr, av->sgid_attr->gid.raw, sizeof(fl6->saddr));
 	memcpy(&fl6->daddr, av->dgid.raw, sizeof(fl6->daddr));
@@ -396,6 +399,8 @@ static struct dst_entry *eroce_route6(struct net *net, struct sock *sk,
 		dst_cache_set_ip6(route, dst, &fl6->saddr);
 	return dst;
 }
+
+ALLOW_ERROR_INJECTION(eroce_route6, ERRNO);
 
 static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 		       const struct eroce_av *av, struct dst_cache *route,
