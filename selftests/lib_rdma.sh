@@ -354,6 +354,13 @@ stat_changes() {
 		$2 != b[$1] { printf "%s+%d ", $1, $2 - b[$1] } END { print "" }' "$2" -
 }
 
+# kernel_kb: the kernel memory a leak of eroce's objects shows in,
+# unreclaimable slab plus vmalloc (the queues' rings), kB
+kernel_kb() {
+	awk '$1 == "SUnreclaim:" || $1 == "VmallocUsed:" { n += $2 } END { print n }' \
+		/proc/meminfo
+}
+
 # ---- an ECN-marking bottleneck ------------------------------------------------
 
 # dcqcn_knobs CC DEV...: each device ECN capable with cc CC, its rate

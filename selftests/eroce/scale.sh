@@ -42,12 +42,6 @@ SLACK=${SCALE_SLACK_KB:-8192}
 OUT=/tmp/scale
 mkdir -p "$OUT"
 
-# kmem: the kernel's unreclaimable slab plus vmalloc, kB
-kmem() {
-	awk '$1 == "SUnreclaim:" || $1 == "VmallocUsed:" { n += $2 } END { print n }' \
-		/proc/meminfo
-}
-
 # slabs: "cache active_objs*objsize" per slab cache, bytes
 slabs() {
 	awk 'NR > 2 { print $1, $2 * $4 }' /proc/slabinfo 2>/dev/null | sort
@@ -60,13 +54,13 @@ slab_growth() {
 		awk '{ printf "%s +%d kB; ", $2, $1 / 1024 }'
 }
 
-# back_to_base: the objects as before, and kmem within SLACK of KMEM0.
+# back_to_base: the objects as before, and kernel_kb within SLACK of KMEM0.
 # Not the memory on the debug kernel: KASAN's quarantine holds freed
 # objects back (kmemleak judges leaks there)
 # shellcheck disable=SC2317  # called through wait_for
 back_to_base() {
 	[ "$(objects)" = "$BASE" ] &&
-		{ [ "$DEBUG_KERNEL" = 1 ] || [ $(($(kmem) - KMEM0)) -le "$SLACK" ]; }
+		{ [ "$DEBUG_KERNEL" = 1 ] || [ $(($(kernel_kb) - KMEM0)) -le "$SLACK" ]; }
 }
 
 # after NAME: NAME_released, once what NAME made is gone
@@ -74,10 +68,10 @@ after() {
 	if wait_for 20 back_to_base; then
 		ktap_ok "$1_released"
 	else
-		ktap_fail "$1_released" "objects $(objects | tr '\n' ' ')(before: $(tr '\n' ' ' <<<"$BASE")); kmem $(($(kmem) - KMEM0)) kB above the start, at most $SLACK"
+		ktap_fail "$1_released" "objects $(objects | tr '\n' ' ')(before: $(tr '\n' ' ' <<<"$BASE")); kernel memory $(($(kernel_kb) - KMEM0)) kB above the start, at most $SLACK"
 		ktap_diag "$1: slab caches that grew most: $(slab_growth)"
 	fi
-	ktap_diag "$1: unreclaimable slab + vmalloc $(($(kmem) - KMEM0)) kB above the start"
+	ktap_diag "$1: unreclaimable slab + vmalloc $(($(kernel_kb) - KMEM0)) kB above the start"
 }
 
 test_qps_full() {
@@ -91,7 +85,7 @@ test_qps_full() {
 	# 65,532 mappings, more than the 65,530 a process may have by default
 	maps=$(sysctl -n vm.max_map_count)
 	sysctl -qw vm.max_map_count=262144
-	before=$(kmem)
+	before=$(kernel_kb)
 	timeout "$(tmo 300)" "$QP_SCALE" -d eroce1 -g "$G1" -D eroce2 -G "$G2" \
 		-n "$n" -w 4 $over >"$OUT/qps" 2>&1 || rc=$?
 	sysctl -qw vm.max_map_count="$maps"
@@ -100,7 +94,7 @@ test_qps_full() {
 	ktap_result qps_full "$([ "$rc" = 0 ] && grep -q '^result ok' "$OUT/qps" &&
 		{ [ -z "$over" ] || grep -qx 'over_limit_errno 12' "$OUT/qps"; }; echo $?)" \
 		"eroce_qp_scale exit $rc, or QP 16,385 not refused with ENOMEM"
-	ktap_diag "qps_full: $((2 * n)) QPs, ${peak:-?} bytes of kernel memory per QP; $(($(kmem) - before)) kB left right after"
+	ktap_diag "qps_full: $((2 * n)) QPs, ${peak:-?} bytes of kernel memory per QP; $(($(kernel_kb) - before)) kB left right after"
 	after qps_full
 }
 
@@ -170,7 +164,7 @@ require eroce_pair_setup
 G1=$(gid_index_of eroce1 198.18.0.1)
 G2=$(gid_index_of eroce2 198.18.0.2)
 BASE=$(objects)
-KMEM0=$(kmem)
+KMEM0=$(kernel_kb)
 slabs >"$OUT/slabs0"
 ktap_diag "start: unreclaimable slab + vmalloc $KMEM0 kB"
 test_qps_full

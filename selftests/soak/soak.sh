@@ -20,12 +20,13 @@
 # reordering, duplication, corruption, a rate limit) and so does the
 # devices' loss_recovery (sr and gbn in turn).  After each round, with no
 # tool running, the devices' objects (`rdma resource`), the kernel's
-# unreclaimable slab and the counters are sampled.  The results:
+# kernel memory (unreclaimable slab plus vmalloc) and the counters are
+# sampled.  The results:
 #   soak_ran             every run of every tool ended with success
 #   soak_no_corruption   no tool found a wrong byte or atomic result
 #   soak_objects_flat    after every round the devices hold what they held
 #                        before the first
-#   soak_memory_flat     unreclaimable slab after the last round within
+#   soak_memory_flat     that kernel memory after the last round within
 #                        MEM_SLACK of its level after the first
 #   soak_errors_flat     the counters of what the traffic must never
 #                        cause (fatal NAKs, access and invalid-request
@@ -47,7 +48,7 @@ ROUND=60
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
 OBJECTS="$EROCE_ROOT/selftests/tools/eroce_objects"
 OUT=/tmp/soak
-# growth of unreclaimable slab (kB) the soak may leave: a leak of one
+# growth of that kernel memory (kB) the soak may leave: a leak of one
 # object per packet or per QP is far above it after 30 minutes
 MEM_SLACK=8192
 # the impairments, in turn (netem arguments; "none" is no qdisc)
@@ -72,11 +73,6 @@ BYTES=0
 ERRORS_SEEN=
 LOSS_UNSEEN=
 OBJECTS_DIFFER=
-
-# unreclaimable: the kernel's unreclaimable slab, kB
-unreclaimable() {
-	awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo
-}
 
 # counters_sum NAME: NAME summed over both devices
 counters_sum() {
@@ -229,9 +225,9 @@ round() {
 	esac
 	wait_for 10 objects_are "$BASE" ||
 		OBJECTS_DIFFER+="round $n: $(objects | tr '\n' ' '); "
-	t=$(unreclaimable)
+	t=$(kernel_kb)
 	MEM+=("$t")
-	ktap_diag "round $n ($imp, $mode): $rr runs, $((rb >> 20)) MiB verified, SUnreclaim $t kB;$line"
+	ktap_diag "round $n ($imp, $mode): $rr runs, $((rb >> 20)) MiB verified, kernel memory $t kB;$line"
 }
 
 # shellcheck disable=SC2317  # called through require
@@ -268,7 +264,7 @@ elapsed=$((SECONDS - start))
 failed=$(sort "$OUT/failed" 2>/dev/null | uniq -c | tr -s ' \n' ' ')
 [ -s "$OUT/failures" ] && ktap_diag "$(head -n 40 "$OUT/failures")"
 ktap_diag "soak: $n rounds in $((elapsed / 60)) min $((elapsed % 60)) s, $RUNS tool runs, $((BYTES >> 20)) MiB verified"
-ktap_diag "soak: SUnreclaim kB after each round: ${MEM[*]}"
+ktap_diag "soak: kernel memory (kB, unreclaimable slab + vmalloc) after each round: ${MEM[*]}"
 ktap_result soak_ran "$([ -z "$failed" ] && [ "$n" -gt 0 ]; echo $?)" \
 	"runs that failed: $failed"
 ktap_result soak_no_corruption "$([ ! -s "$OUT/corrupt" ]; echo $?)" \
@@ -277,7 +273,7 @@ ktap_result soak_objects_flat "$([ -z "$OBJECTS_DIFFER" ]; echo $?)" \
 	"before: $(tr '\n' ' ' <<<"$BASE"); $OBJECTS_DIFFER"
 grown=$((${MEM[-1]:-0} - ${MEM[0]:-0}))
 ktap_result soak_memory_flat "$([ "${#MEM[@]}" -gt 0 ] && [ "$grown" -le "$MEM_SLACK" ]; echo $?)" \
-	"SUnreclaim grew by $grown kB from the first round to the last (at most $MEM_SLACK)"
+	"kernel memory grew by $grown kB from the first round to the last (at most $MEM_SLACK)"
 ktap_result soak_errors_flat "$([ -z "$ERRORS_SEEN" ]; echo $?)" "$ERRORS_SEEN"
 ktap_result soak_impairments_seen "$([ -z "$LOSS_UNSEEN" ]; echo $?)" \
 	"rounds with loss but no retransmission: $LOSS_UNSEEN"
