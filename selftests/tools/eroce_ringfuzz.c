@@ -1034,6 +1034,22 @@ static void act_create_cq(struct fz_side *s)
 	cq_add(s, cqe, pct(50), vector);
 }
 
+/*
+ * @what @i (a CQ, an SRQ) destroyed with @err its result: it must go
+ * exactly when no QP uses it (@used)
+ */
+static void destroy_check(struct fz_side *s, const char *what, int i,
+			  bool used, int err)
+{
+	note(" %s %d used %d: %s", what, i, used, strerror(err));
+	if (!err && used)
+		impossible("%s: %s %d destroyed while a QP uses it", s->name,
+			   what, i);
+	if (err && !used)
+		impossible("%s: %s %d, used by nothing, not destroyed: %s",
+			   s->name, what, i, strerror(err));
+}
+
 static void act_destroy_cq(struct fz_side *s)
 {
 	int ci = pick(s, s->ncq, cq_alive), err;
@@ -1043,12 +1059,7 @@ static void act_destroy_cq(struct fz_side *s)
 		return;
 	used = cq_in_use(s, ci);
 	err = tally(V_DESTROY_CQ, ibv_destroy_cq(s->cq[ci].cq));
-	note(" cq%d used %d: %s", ci, used, strerror(err));
-	if (!err && used)
-		impossible("%s: CQ %d destroyed while a QP uses it", s->name, ci);
-	if (err && !used)
-		impossible("%s: CQ %d, used by nothing, not destroyed: %s",
-			   s->name, ci, strerror(err));
+	destroy_check(s, "CQ", ci, used, err);
 	if (!err)
 		s->cq[ci].cq = NULL;
 }
@@ -1578,12 +1589,7 @@ static void act_destroy_srq(struct fz_side *s)
 		return;
 	used = srq_in_use(s, si);
 	err = tally(V_DESTROY_SRQ, ibv_destroy_srq(s->srq[si].srq));
-	note(" srq%d used %d: %s", si, used, strerror(err));
-	if (!err && used)
-		impossible("%s: SRQ %d destroyed while a QP uses it", s->name, si);
-	if (err && !used)
-		impossible("%s: SRQ %d, used by nothing, not destroyed: %s",
-			   s->name, si, strerror(err));
+	destroy_check(s, "SRQ", si, used, err);
 	if (!err)
 		s->srq[si].srq = NULL;
 }
