@@ -65,8 +65,10 @@ inject() {
 	local d
 	d=$(attr "$1")
 	if [ "$d" = "$FF" ]; then
-		echo "$1" >"$FF/inject" &&
-			echo "${5:--12}" >"$FF/$1/retval" || return
+		# retval is read as an unsigned 64-bit number
+		echo "$1" >"$FF/inject" || return
+		printf '%#x' "${5:--12}" >"$FF/$1/retval" ||
+			{ echo "!$1" >"$FF/inject"; return 1; }
 	fi
 	echo "${4:-1}" >"$d/interval" &&
 		echo 0 >"$d/space" &&
