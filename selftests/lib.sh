@@ -439,3 +439,12 @@ kmsg_mark() {
 dmesg_since_mark() {
 	dmesg | sed -n "/$KMSG_MARK/,\$p" | tail -n +2
 }
+
+# ktap_kernel_log_clean: the result no_kernel_splat: no warning, bug,
+# oops or call trace in the kernel log since the last kmsg_mark
+ktap_kernel_log_clean() {
+	local splat
+	splat=$(dmesg_since_mark | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace')
+	[ -n "$splat" ] && ktap_diag "$splat"
+	ktap_result no_kernel_splat "$([ -z "$splat" ]; echo $?)" "splat in dmesg"
+}

@@ -55,18 +55,11 @@ test_scripted_peer() {
 	ktap_result scripted_peer "$rc" "eroce_wire_peer.py exit status $rc"
 }
 
-test_kernel_log() {
-	local splat
-	splat=$(dmesg_since_mark | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace')
-	[ -n "$splat" ] && ktap_diag "$splat"
-	ktap_result no_kernel_splat "$([ -z "$splat" ]; echo $?)" "splat in dmesg"
-}
-
 ktap_plan 2
 [ -x "$TOOLS/eroce_wirereq" ] ||
 	ktap_bail "$TOOLS/eroce_wirereq not built (make -C selftests/tools)"
 require eroce_one_link_setup
 kmsg_mark
 test_scripted_peer
-test_kernel_log
+ktap_kernel_log_clean
 ktap_finish
