@@ -150,11 +150,32 @@ static inline void ring_publish_producer(struct eroce_ring *r)
 			      memory_order_release);
 }
 
+/*
+ * The kernel has let the ring go (its object was destroyed under the
+ * process, as when the device went away): nothing more is consumed or
+ * produced.  Read before the producer index, so that a consumer that sees
+ * the flag also sees every entry published before it.
+ */
+static inline bool ring_dead(struct eroce_ring *r)
+{
+	return atomic_load_explicit(ring_word(&r->ctrl->flags),
+				    memory_order_acquire) & EROCE_RING_DEAD;
+}
+
 /* consumer side (CQ) */
 static inline uint32_t ring_load_producer(struct eroce_ring *r)
 {
 	return atomic_load_explicit(ring_word(&r->ctrl->producer),
 				    memory_order_acquire);
+}
+
+/*
+ * A consumer that found the ring empty: is that for good?  Every entry
+ * published before EROCE_RING_DEAD has been consumed.
+ */
+static inline bool ring_drained_dead(struct eroce_ring *r)
+{
+	return ring_dead(r) && r->head == ring_load_producer(r);
 }
 
 static inline void ring_publish_consumer(struct eroce_ring *r)

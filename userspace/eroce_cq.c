@@ -10,6 +10,10 @@
  * command and the swap of the mappings.  Neither poll_cq nor
  * req_notify_cq enters the kernel: arming is an atomic OR into the CQ's
  * ctrl.flags, which the kernel checks after it publishes a CQE.
+ *
+ * A CQ destroyed under the process (its device went away) is marked
+ * EROCE_RING_DEAD: once its last CQE is consumed, polls fail with EIO
+ * instead of finding it empty forever.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -69,6 +73,8 @@ int eroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	}
 	if (n)
 		ring_publish_consumer(r);
+	else if (ring_drained_dead(r))
+		n = -EIO;
 	pthread_spin_unlock(&r->lock);
 
 	return n;
@@ -78,6 +84,8 @@ int eroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct eroce_cq *cq = to_ecq(ibcq);
 
+	if (ring_dead(&cq->ring))
+		return EIO;
 	atomic_fetch_or_explicit(ring_word(&cq->ring.ctrl->flags),
 				 solicited_only ? EROCE_CQ_ARM_SOLICITED :
 						  EROCE_CQ_ARM_NEXT,
@@ -94,7 +102,7 @@ static int cq_ex_load(struct eroce_cq *cq)
 
 	if (r->head == ring_load_producer(r)) {
 		cq->cur = NULL;
-		return ENOENT;
+		return ring_drained_dead(r) ? EIO : ENOENT;
 	}
 
 	cq->cur = ring_slot(r, r->head);

@@ -339,6 +339,10 @@ static int eroce_post_send_list(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
+	if (ring_dead(sq)) {
+		*bad_wr = wr;
+		return EIO;
+	}
 
 	pthread_spin_lock(&sq->lock);
 	start = sq->head;
@@ -416,6 +420,8 @@ int eroce_post_one_recv(struct eroce_ring *r, uint32_t max_sge,
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge ||
 	    sizeof(*wqe) + wr->num_sge * sizeof(*sge) > r->slot_size)
 		return EINVAL;
+	if (ring_dead(r))
+		return EIO;
 	if (ring_full(r))
 		return ENOMEM;
 
@@ -708,8 +714,12 @@ static void wr_start(struct ibv_qp_ex *ibqp)
 	struct eroce_qp *qp = qp_ex_to_eqp(ibqp);
 
 	pthread_spin_lock(&qp->sq.lock);
-	qp->wr_err = qp->sq.map && eroce_sq_state_ok(&ibqp->qp_base) ?
-		     0 : EINVAL;
+	if (!qp->sq.map || !eroce_sq_state_ok(&ibqp->qp_base))
+		qp->wr_err = EINVAL;
+	else if (ring_dead(&qp->sq))
+		qp->wr_err = EIO;
+	else
+		qp->wr_err = 0;
 	qp->wr_start_head = qp->sq.head;
 	qp->cur_wqe = NULL;
 }

@@ -477,6 +477,67 @@ static void test_srq(void)
 	free(srq);
 }
 
+/*
+ * Objects destroyed under the process (its device went away): what was
+ * published before EROCE_RING_DEAD is still returned, then polls, arming
+ * and posts fail with EIO and leave the rings alone.
+ */
+static void test_dead_rings(void)
+{
+	struct eroce_cq *cq = calloc(1, sizeof(*cq));
+	struct eroce_qp *qp = fake_qp(IBV_QPT_RC);
+	struct eroce_srq *srq = calloc(1, sizeof(*srq));
+	struct ibv_cq_ex *cqx = &cq->vcq.cq_ex;
+	struct ibv_qp_ex *qx = &qp->vqp.qp_ex;
+	struct ibv_cq *ibcq = &cq->vcq.cq;
+	struct ibv_poll_cq_attr pa = {};
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *sbad = NULL;
+	struct ibv_recv_wr rwr = { .wr_id = 1 }, *rbad = NULL;
+	struct ibv_wc wc[4];
+
+	fake_ring(&cq->ring, 4, 32);
+	eroce_cq_set_ex_ops(cq, 0);
+	put_cqe(&cq->ring, 1, IBV_WC_WR_FLUSH_ERR);
+	put_cqe(&cq->ring, 2, IBV_WC_WR_FLUSH_ERR);
+	cq->ring.ctrl->flags |= EROCE_RING_DEAD;
+	EXPECT(eroce_poll_cq(ibcq, 1, wc) == 1 && wc[0].wr_id == 1);
+	EXPECT(cqx->start_poll(cqx, &pa) == 0 && cqx->wr_id == 2);
+	EXPECT(cqx->next_poll(cqx) == EIO);
+	cqx->end_poll(cqx);
+	EXPECT(cq->ring.ctrl->consumer == 2);
+	EXPECT(eroce_poll_cq(ibcq, 4, wc) == -EIO);
+	EXPECT(cqx->start_poll(cqx, &pa) == EIO);
+	EXPECT(eroce_req_notify_cq(ibcq, 0) == EIO);
+	EXPECT(cq->ring.ctrl->flags == EROCE_RING_DEAD);
+
+	eroce_qp_set_ex_ops(qp, IBV_QP_EX_WITH_SEND);
+	qp->sq.ctrl->flags |= EROCE_RING_DEAD;
+	qp->rq.ctrl->flags |= EROCE_RING_DEAD;
+	EXPECT(eroce_post_send(&qp->vqp.qp, &swr, &sbad) == EIO &&
+	       sbad == &swr);
+	qx->wr_start(qx);
+	qx->wr_send(qx);
+	EXPECT(qx->wr_complete(qx) == EIO);
+	EXPECT(eroce_post_recv(&qp->vqp.qp, &rwr, &rbad) == EIO &&
+	       rbad == &rwr);
+	EXPECT(qp->sq.ctrl->producer == 0 && qp->rq.ctrl->producer == 0);
+
+	srq->max_sge = 1;
+	fake_ring(&srq->ring, 2, 32);
+	srq->ring.ctrl->flags |= EROCE_RING_DEAD;
+	rbad = NULL;
+	EXPECT(eroce_post_srq_recv(&srq->vsrq.srq, &rwr, &rbad) == EIO &&
+	       rbad == &rwr && srq->ring.ctrl->producer == 0);
+
+	free_ring(&srq->ring);
+	free(srq);
+	free_ring(&qp->sq);
+	free_ring(&qp->rq);
+	free(qp);
+	free_ring(&cq->ring);
+	free(cq);
+}
+
 int main(void)
 {
 	test_post_send();
@@ -486,6 +547,7 @@ int main(void)
 	test_post_state();
 	test_cq();
 	test_srq();
+	test_dead_rings();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

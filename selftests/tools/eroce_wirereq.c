@@ -23,10 +23,13 @@
  *                                at OFF                           -> ok
  *   post                         the entries given since the last post, in
  *                                one ibv_post_send() (one doorbell: the
- *                                requester sees them all at once) -> ok
+ *                                requester sees them all at once) -> ok,
+ *                                or "error ERRNO" if it failed
  *   poll SECS                    the next completion: "wc WRID STATUS
  *                                OPCODE BYTE_LEN" (ibv_wc_status_str
- *                                with '_' for ' '), or "none" after SECS
+ *                                with '_' for ' '), "none" after SECS,
+ *                                or "error N" when ibv_poll_cq returned
+ *                                -N
  *   check OFF LEN SEED           the buffer at OFF holds LEN bytes of
  *                                pattern SEED: "ok", or "bad AT" (the
  *                                first offset that differs)
@@ -43,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tool_pair.h"
 #include "tool_util.h"
@@ -162,21 +166,34 @@ static struct ibv_send_wr *chain_add(enum ibv_wr_opcode opcode,
 	return wr;
 }
 
-static void chain_post(void)
+static void cmd_post(void)
 {
 	struct ibv_send_wr *bad;
+	int err = 0;
 
-	if (chained && ibv_post_send(side.qp, chain, &bad))
-		eroce_die("ibv_post_send: %s", strerror(errno));
+	if (chained)
+		err = ibv_post_send(side.qp, chain, &bad);
 	chained = 0;
+	if (err)
+		reply("error %d", err);
+	else
+		reply("ok");
 }
 
 static void cmd_poll(double secs)
 {
+	double end = eroce_now() + secs;
 	struct ibv_wc wc;
 	char status[64], *p;
+	int n;
 
-	if (eroce_side_poll(&side, secs, &wc)) {
+	while ((n = ibv_poll_cq(side.cq, 1, &wc)) == 0 && eroce_now() < end)
+		usleep(200);
+	if (n < 0) {
+		reply("error %d", -n);
+		return;
+	}
+	if (!n) {
 		reply("none");
 		return;
 	}
@@ -246,8 +263,7 @@ static bool command(const char *line)
 		wr->wr.atomic.compare_add = add;
 		reply("ok");
 	} else if (!strncmp(line, "post", 4)) {
-		chain_post();
-		reply("ok");
+		cmd_post();
 	} else if (sscanf(line, "poll %lf", &secs) == 1) {
 		cmd_poll(secs);
 	} else if (sscanf(line, "check %u %u %u", &a, &b, &c) == 3) {

@@ -89,6 +89,14 @@ struct eroce_ring_ctrl {
 #define EROCE_CQ_ARM_SOLICITED		(1U << 1)
 /* ctrl.flags of a CQ: set by the kernel when a CQE had to be dropped */
 #define EROCE_CQ_OVERFLOW		(1U << 8)
+/*
+ * ctrl.flags of every ring: set by the kernel when it has let the ring go
+ * (the object was destroyed, by its owner or because its device went away,
+ * and its ring stays mapped): the kernel produces and consumes nothing
+ * more.  The provider still returns the CQEs published before the flag;
+ * after them, polls and posts fail.
+ */
+#define EROCE_RING_DEAD			(1U << 31)
 
 /* where a ring is in the uverbs fd's mmap space, and its geometry */
 struct eroce_ring_info {

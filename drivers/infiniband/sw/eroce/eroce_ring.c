@@ -117,17 +117,21 @@ int eroce_ring_publish_resp(struct eroce_ring *ring, struct ib_udata *udata,
 /*
  * The caller has stopped using the ring.  A published buffer goes away with
  * its mmap entry; pages a process still maps stay alive through the page
- * references remap_vmalloc_range() took.
+ * references remap_vmalloc_range() took.  Such a process may still be
+ * polling the ring when the object was destroyed under it (its device went
+ * away): EROCE_RING_DEAD tells it that nothing more will come.
  */
 void eroce_ring_free(struct eroce_ring *ring)
 {
 	if (!ring->ctrl)
 		return;
 
-	if (ring->mentry)
+	if (ring->mentry) {
+		eroce_ring_flags_set(ring, EROCE_RING_DEAD);
 		rdma_user_mmap_entry_remove(&ring->mentry->rdma_entry);
-	else
+	} else {
 		vfree(ring->ctrl);
+	}
 
 	ring->mentry = NULL;
 	ring->ctrl = NULL;
