@@ -7,16 +7,22 @@
 #   ns1: veth1 198.18.0.1, veth1.100 198.18.100.1 (eroce1 on veth1; eroce3
 #        on veth1.100 for the "device on a VLAN netdev" case)
 #   ns2: veth2 198.18.0.2, veth2.100 198.18.100.2 (eroce2 on veth2)
-#   Both VLAN devices have the identity egress-qos-map (priority n -> PCP n).
+#   veth2.100 has the identity egress-qos-map (priority n -> PCP n),
+#   veth1.100 another one ($MAP1: 2 -> 5, 5 -> 6), which eroce1 follows
+#   only with vlan_egress_map on.
 #
 # One dumpcap capture on veth1 (the parent device: it sees the 802.1Q
 # tags), decoded once afterwards; each run is told apart by its time
 # window and checked for eroce1's (or eroce3's) packets:
-#   - ibv_rc_pingpong over the VLAN GID with SL 5: VLAN 100, PCP 5
+#   - ibv_rc_pingpong over the VLAN GID with SL 5: VLAN 100, PCP 5 (the
+#     SL, as on RoCE NICs); with vlan_egress_map on, PCP 6 (veth1.100's
+#     map applied to the SL)
 #   - over the untagged GID with SL 3: no tag; with priority_tag on, a
 #     priority tag (VLAN 0, PCP 3); the peer (priority_tag off) untagged
 #   - perftest -R (rdma_cm) to the VLAN address with --tos 104: rdma_cm
-#     picked the VLAN GID (VLAN 100 on the wire), DSCP 26
+#     picked the VLAN GID (VLAN 100 on the wire), DSCP 26, and the SL it
+#     derived through the map (priority 2 -> 5) is the PCP, not mapped a
+#     second time (5 -> 6)
 #   - eroce3 created on veth1.100 registers, goes active, has its default
 #     GID (traffic over it is not checked: see the comment there)
 # Every check is about classes, none about time or rate: on the debug
@@ -35,6 +41,7 @@ set -u -o pipefail
 PCAP=$RDMA_TMP/classes.pcap
 DECODED=$RDMA_TMP/classes.txt
 IDMAP="0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7"
+MAP1="0:0 1:1 2:5 3:3 4:4 5:6 6:6 7:7"
 RUNS=()
 CLS_OPTS=()		# srv_cli options of the next run
 # messages per run, fewer on the debug kernel: a few frames each way
@@ -45,9 +52,9 @@ BW_ITERS=$(perftest_iters 20)
 DEBUG_KEEP="priority_tag_sl3_is_vlan0_pcp3 rdma_cm_tos104_vlan_dscp26"
 
 vlan_setup() {
-	# shellcheck disable=SC2086  # $IDMAP is a list of arguments
+	# shellcheck disable=SC2086  # $MAP1 and $IDMAP are lists of arguments
 	ns1 ip link add link veth1 name veth1.100 type vlan id 100 \
-		egress-qos-map $IDMAP &&
+		egress-qos-map $MAP1 &&
 		ns2 ip link add link veth2 name veth2.100 type vlan id 100 \
 			egress-qos-map $IDMAP &&
 		ns1 ip addr add 198.18.100.1/24 dev veth1.100 &&
@@ -110,6 +117,11 @@ traffic() {
 	cls_run vlan100_sl5_is_pcp5 198.18.100.1 100/5/0 100/5/0 \
 		ibv_rc_pingpong -d eroce2 -g "$gv2" -l 5 -n "$PP_ITERS" -- \
 		ibv_rc_pingpong -d eroce1 -g "$gv1" -l 5 -n "$PP_ITERS" 198.18.100.2
+	echo 1 >"$IBSYS/eroce1/tuning/vlan_egress_map"
+	cls_run vlan_egress_map_sl5_is_pcp6 198.18.100.1 100/6/0 100/5/0 \
+		ibv_rc_pingpong -d eroce2 -g "$gv2" -l 5 -n "$PP_ITERS" -- \
+		ibv_rc_pingpong -d eroce1 -g "$gv1" -l 5 -n "$PP_ITERS" 198.18.100.2
+	echo 0 >"$IBSYS/eroce1/tuning/vlan_egress_map"
 	cls_run untagged_sl3_no_tag 198.18.0.1 -/-/0 -/-/0 \
 		ibv_rc_pingpong -d eroce2 -g "$gu2" -l 3 -n "$PP_ITERS" -- \
 		ibv_rc_pingpong -d eroce1 -g "$gu1" -l 3 -n "$PP_ITERS" 198.18.0.2
@@ -119,11 +131,11 @@ traffic() {
 		ibv_rc_pingpong -d eroce1 -g "$gu1" -l 3 -n "$PP_ITERS" 198.18.0.2
 	echo 0 >"$IBSYS/eroce1/tuning/priority_tag"
 	# rdma_cm: SL from the TOS through the VLAN device's egress map
-	# (rt_tos2priority(104) = 2, identity map: PCP 2)
+	# (rt_tos2priority(104) = 2, $MAP1: SL 5), and that SL is the PCP
 	CLS_OPTS=(-c 18515)	# the server's rdma_cm ID listens
 	# (perftest's own parameter-exchange connection sets no TOS: its
 	# frames are DSCP 0, hence "+")
-	cls_run rdma_cm_tos104_vlan_dscp26 198.18.100.1 +100/2/26 "" \
+	cls_run rdma_cm_tos104_vlan_dscp26 198.18.100.1 +100/5/26 "" \
 		ib_send_bw -d eroce2 -R -n "$BW_ITERS" -s 64 -- \
 		ib_send_bw -d eroce1 -R -n "$BW_ITERS" -s 64 --tos=104 198.18.100.2
 	CLS_OPTS=()
@@ -179,7 +191,7 @@ check() {
 	done
 }
 
-ktap_plan 9
+ktap_plan 10
 require eroce_pair_setup
 require vlan_setup
 kmsg_mark

@@ -241,6 +241,7 @@ EROCE_TUNING_CHOICE(loss_recovery, loss_recovery);
 EROCE_TUNING_U32(max_inflight_pkts, max_inflight_pkts, 1, EROCE_INFLIGHT_MAX);
 EROCE_TUNING_U32(default_tclass, default_tclass, 0, 255);
 EROCE_TUNING_U32(priority_tag, priority_tag, 0, 1);
+EROCE_TUNING_U32(vlan_egress_map, vlan_egress_map, 0, 1);
 EROCE_TUNING_CHOICE(cc, cc);
 EROCE_TUNING_U32(ecn, ecn, 0, 1);
 EROCE_TUNING_U32(tx_batch, tx_batch, 0, 1);
@@ -282,6 +283,7 @@ static struct attribute *eroce_tuning_attrs[] = {
 	&eroce_attr_max_inflight_pkts.attr.attr,
 	&eroce_attr_default_tclass.attr.attr,
 	&eroce_attr_priority_tag.attr.attr,
+	&eroce_attr_vlan_egress_map.attr.attr,
 	&eroce_attr_max_rate_mbps.attr.attr,
 	&eroce_attr_cc.attr.attr,
 	&eroce_attr_cnp_interval_us.attr.attr,

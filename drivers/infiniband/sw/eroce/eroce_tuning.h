@@ -46,6 +46,7 @@ struct eroce_tuning {
 	u32 max_inflight_pkts;		/* unacknowledged packets per QP */
 	u32 default_tclass;		/* traffic class when the AV has 0 */
 	u32 priority_tag;		/* untagged: VLAN 0 tag with PCP = SL */
+	u32 vlan_egress_map;		/* VLAN PCP by the device's map, not SL */
 	u32 max_rate_mbps;		/* device-wide pacing, 0: none */
 	u32 cc;				/* enum eroce_cc */
 	u32 cnp_interval_us;		/* at most one CNP per QP this often */

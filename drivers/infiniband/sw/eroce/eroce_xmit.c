@@ -142,11 +142,11 @@ static u8 eroce_xmit_tclass(struct eroce_dev *edev, const struct eroce_av *av)
 }
 
 /*
- * 802.1p: the SL is the packet's priority.  Through a VLAN device it
- * becomes the PCP by the device's egress-qos-map (identity when set up
- * as Documentation/admin-guide.rst shows); on an untagged netdev with
- * `priority_tag` on, the frame carries a priority tag (VLAN ID 0,
- * PCP = SL).  tc and mqprio see the same priority.
+ * 802.1p: the SL is the packet's priority.  Out of a VLAN device it is
+ * the PCP (eroce_vlan.c), or with `vlan_egress_map` on becomes the PCP by
+ * the device's egress-qos-map; on an untagged netdev with `priority_tag`
+ * on, the frame carries a priority tag (VLAN ID 0, PCP = SL).  tc and
+ * mqprio see the same priority.
  */
 static void eroce_xmit_priority(struct eroce_dev *edev,
 				const struct eroce_av *av,
@@ -372,6 +372,9 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 	head->dev = rt->dst.dev;
 	eroce_xmit_priority(edev, av, head->dev, head);
 	/* __ip_local_out() sets the batch's IP total length */
+	if (eroce_vlan_pcp_is_sl(edev, head))
+		return eroce_vlan_local_out4(net, eroce_net_sk(edev->net, false),
+					     head);
 	return ip_local_out(net, eroce_net_sk(edev->net, false), head);
 }
 
@@ -461,6 +464,8 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 	head->dev = dst->dev;
 	eroce_xmit_priority(edev, av, head->dev, head);
 	/* ip6_local_out() sets the batch's payload length */
+	if (eroce_vlan_pcp_is_sl(edev, head))
+		return eroce_vlan_local_out6(net, sk, head);
 	return ip6_local_out(net, sk, head);
 }
 

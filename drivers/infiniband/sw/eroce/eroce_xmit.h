@@ -72,6 +72,13 @@ void eroce_qp_route_forget(struct eroce_qp *qp);
 void eroce_xmit_loopback_work(struct work_struct *work);
 void eroce_xmit_loopback_purge(struct eroce_dev *edev);
 
+/* eroce_vlan.c: out of a VLAN device with PCP = SL */
+bool eroce_vlan_pcp_is_sl(const struct eroce_dev *edev, struct sk_buff *skb);
+int eroce_vlan_local_out4(struct net *net, struct sock *sk,
+			  struct sk_buff *skb);
+int eroce_vlan_local_out6(struct net *net, struct sock *sk,
+			  struct sk_buff *skb);
+
 /* looped-back packets waiting for the receive path, per device */
 #define EROCE_LOOPBACK_QLEN	4096
 
