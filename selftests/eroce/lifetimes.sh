@@ -99,9 +99,12 @@ vlan_gone_under_sr() {
 	spid=$!
 	wait_for 15 tcp_listening "$NS2" 18800
 	# RDMA on the VLAN's GIDs, the TCP control connection on the untagged
-	# link, so that the server hears the client hang up
+	# link, so that the server hears the client hang up.  Paced to 2 Mb/s
+	# per QP, the 64 MiB take over a minute: the deletion comes in the
+	# middle however fast the kernel is (unpaced, on PREEMPT_RT the
+	# transfer had ended before the VLAN device was gone)
 	ns1 "$INTEGRITY" -d eroce1 -g "$g1" -p 18800 -t 120 -q 4 -o write -b 64M \
-		198.18.0.2 >"$RDMA_TMP/vcli.out" 2>&1 &
+		-L 2000 198.18.0.2 >"$RDMA_TMP/vcli.out" 2>&1 &
 	cpid=$!
 	# delete it once packets have been kept and placed
 	for i in $(seq 1 60); do
