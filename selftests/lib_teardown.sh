@@ -66,7 +66,19 @@ launch() {
 	NAMES+=("$name")
 }
 
-# start_traffic: the integrity tool and ib_write_bw (rdma_cm), flowing
+# bw_connected: ib_write_bw's client QP on eroce1 is connected (RTS).
+# The events strike traffic, not perftest's connection setup: perftest
+# 4.5 retries a failed rdma_cm connection on the cm_ids it has just
+# destroyed, and dies of that in librdmacm (rdma_resolve_addr on a freed
+# id, a SIGSEGV whose kernel "traps:" line the log check reports)
+# shellcheck disable=SC2317  # called through wait_for
+bw_connected() {
+	rdma resource show qp 2>/dev/null |
+		grep -qE "^link eroce1/[0-9]+ .* state RTS .*comm ib_write_bw"
+}
+
+# start_traffic: the integrity tool and ib_write_bw (rdma_cm), flowing,
+# and ib_write_bw connected
 start_traffic() {
 	local g1 g2
 
@@ -84,6 +96,7 @@ start_traffic() {
 	launch bw_client "$NS1" ib_write_bw -d eroce1 -R -D "$RUN" -p $((PORT + 1)) \
 		"$RDMA_A2"
 	PORT=$((PORT + 2))
+	wait_for "$(tmo 30)" bw_connected || return 1
 	FLOW_MARK=$(stat_get eroce2/1 rx_packets) || return 1
 	wait_for 20 flowing
 }
