@@ -23,9 +23,13 @@
 #     PSN dropped: with sr on both devices the responder keeps packets
 #     after a hole (ooo_packets_placed) and the requester resends only
 #     what is missing (selective_retransmits), fewer packets than with
-#     gbn on both; with sr only on the requester, the responder ignores
-#     the offer and both fall back to go-back-N.  Then sr on both under
-#     2% random loss on both veths: every byte arrives.
+#     gbn on both; 8 consecutive PSNs dropped (a burst, as when a batch
+#     is lost whole): one NAK names the whole hole and the requester
+#     resends it at once, fewer NAKs and selective retransmits than
+#     packets lost (before, one round trip per lost packet); with sr only
+#     on the requester, the responder ignores the offer and both fall
+#     back to go-back-N.  Then sr on both under 2% random loss on both
+#     veths: every byte arrives.
 # On the debug kernel the transfers move less (tlp 2 KiB: 112 messages,
 # the drops need 57 consecutive PSNs; sr 512 KiB: 256 PSNs per QP, the
 # holes need 225; random loss 256 KiB), the deadlines are TIMEOUT_MULT
@@ -232,6 +236,14 @@ hole_drops() {
 	drop_once "$NS2" veth2 ingress 0x00/0xf0 0xff 0x10 0x30 0x50 0x70 0x90 0xb0 0xd0 0xf0
 }
 
+# burst_drops: the first request packet whose PSN ends in 0x10, 0x11, ...
+# 0x17 (8 bits), once each: a hole of 8 consecutive PSNs, on one QP as a
+# rule (the one that gets there first)
+BURST_DROPS=8
+burst_drops() {
+	drop_once "$NS2" veth2 ingress 0x00/0xf0 0xff 0x10 0x11 0x12 0x13 0x14 0x15 0x16 0x17
+}
+
 # sr_run NAME LOSS MODE1 MODE2 [BYTES]: eroce_integrity SEND and WRITE, 4
 # QPs x 32 WRs of up to 64 KiB, BYTES (SR_BYTES, 2 MiB) each, every byte
 # checked, under LOSS (see lossy_transfer), loss_recovery MODE1 on eroce1
@@ -247,7 +259,7 @@ sr_run() {
 }
 
 test_sr() {
-	local gbn_retx gbn_drops why
+	local gbn_retx gbn_drops why naks
 
 	if ! debug_subset gbn_both_every_byte; then
 		sr_run gbn_both hole_drops gbn gbn
@@ -256,6 +268,14 @@ test_sr() {
 	sr_run sr_both hole_drops sr sr
 	ktap_result sr_selective_retransmits "$([ "$SELECTIVE" -gt 0 ] && [ "$PLACED" -gt 0 ]; echo $?)" \
 		"selective_retransmits $SELECTIVE, ooo_packets_placed $PLACED"
+	# a burst: one NAK for the hole, one resend of all of it (the old
+	# way took a NAK and a round trip per packet: 8 of each)
+	sr_run sr_burst burst_drops sr sr
+	naks=$(stat_delta eroce2/1 "$B2" seq_err_naks_sent)
+	ktap_result sr_burst_one_nak_per_hole "$([ "$DROPPED" = $BURST_DROPS ] &&
+		[ -n "$naks" ] && [ "$naks" -lt $BURST_DROPS ] &&
+		[ "$SELECTIVE" -gt 0 ] && [ "$SELECTIVE" -lt $BURST_DROPS ]; echo $?)" \
+		"$DROPPED of $BURST_DROPS consecutive PSNs dropped; seq_err_naks_sent $naks, selective_retransmits $SELECTIVE"
 	# both runs lost the 8 chosen packets (strict); which resent fewer is
 	# a bound: what gbn resends is what was in flight when the NAK came,
 	# and a slow machine's late ACKs add timeouts to either run
@@ -282,7 +302,7 @@ test_sr() {
 		sr_run sr_random_loss 2% sr sr "$SR_RANDOM_BYTES"
 }
 
-ktap_plan 15
+ktap_plan 17
 require eroce_pair_setup
 require pair_gids
 pair_gids

@@ -102,7 +102,8 @@ static void eroce_comp_check_lost_response(struct eroce_qp *qp, u32 psn)
 		eroce_req_rewind(qp, w->resp_psn);
 }
 
-static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn, bool sr)
+static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn,
+			   u32 sr_hole)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	enum ib_wc_status status;
@@ -111,7 +112,7 @@ static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn, bool sr)
 	case EROCE_NAK_PSN_SEQ_ERR:
 		eroce_stat_inc(edev, EROCE_CNT_SEQ_NAK_RCVD);
 		eroce_comp_ack_until(qp, psn);
-		eroce_req_seq_nak(qp, psn, sr);
+		eroce_req_seq_nak(qp, psn, sr_hole);
 		return;
 	case EROCE_NAK_INVALID_REQ:
 		status = IB_WC_REM_INV_REQ_ERR;
@@ -179,7 +180,9 @@ static int eroce_comp_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 		eroce_comp_rnr(qp, pkt->psn, syn);
 		break;
 	case EROCE_SYN_NAK:
-		eroce_comp_nak(qp, pkt->psn, syn, eroce_bth_sr(pkt->bth));
+		eroce_comp_nak(qp, pkt->psn, syn,
+			       eroce_bth_sr(pkt->bth) ?
+			       eroce_bth_sr_hole(pkt->bth) : 0);
 		break;
 	default:
 		break;

@@ -56,7 +56,8 @@ struct eroce_rsp {
 	u32 rkey;			/* READ: looked up again per packet */
 	u32 msn;
 	u8 syn;				/* ACK */
-	bool sr;			/* ACK: a NAK with packets kept after it */
+	/* ACK: a NAK with packets kept after it: the hole's PSNs, else 0 */
+	u8 sr_hole;
 	u64 orig;			/* ATOMIC */
 };
 
@@ -105,7 +106,7 @@ struct eroce_req {
 	bool rnr_wait;			/* timer runs an RNR delay */
 	bool timer_armed;
 	bool tlp_armed;			/* the timer runs the probe timeout */
-	/* selective repeat: sr_hole was resent alone, the rest is kept */
+	/* selective repeat: a hole up to sr_hole was resent, the rest kept */
 	bool sr_hole_open;
 	u32 sr_hole;
 	bool tlp_sent;			/* probed since the last progress */
@@ -188,6 +189,13 @@ struct eroce_resp {
 	u32 ooo_count;
 	u32 msn;
 	bool nak_sent;			/* sequence NAK for epsn is out */
+	/*
+	 * Selective repeat: a NAK told the requester that the PSNs before
+	 * sr_hole_end are missing, and it sends them again together; a
+	 * hole that the drain finds before sr_hole_end is not named again.
+	 */
+	bool sr_hole_told;
+	u32 sr_hole_end;
 	/* EROCE_OPF_SEND/WRITE of the message in progress, 0 between */
 	u32 in_msg;
 	/* receive WQE being filled (SEND, WRITE with immediate) */
@@ -252,7 +260,6 @@ void eroce_req_check_drained(struct eroce_qp *qp);
 
 /* eroce_req.c */
 bool eroce_req_run(struct eroce_qp *qp);
-bool eroce_req_resend_one(struct eroce_qp *qp, u32 psn);
 void eroce_req_rewind(struct eroce_qp *qp, u32 psn);
 void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w);
 void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status);
@@ -260,7 +267,7 @@ void eroce_req_arm_timer(struct eroce_qp *qp, u64 ns);
 void eroce_req_una(struct eroce_qp *qp, u32 una, bool ack);
 void eroce_req_answered(struct eroce_qp *qp);
 void eroce_req_ack_rcvd(struct eroce_qp *qp);
-void eroce_req_seq_nak(struct eroce_qp *qp, u32 psn, bool sr);
+void eroce_req_seq_nak(struct eroce_qp *qp, u32 psn, u32 sr_hole);
 bool eroce_req_rnr_nak(struct eroce_qp *qp, u32 psn, u32 usec);
 void eroce_req_responded(struct eroce_qp *qp, u32 una, u32 tail);
 void eroce_req_flush(struct eroce_qp *qp);

@@ -746,46 +746,72 @@ static int eroce_req_send_seg(struct eroce_qp *qp, struct eroce_swqe *w,
 	return 0;
 }
 
+/* may selective repeat send the packet at req->cur again? */
+static bool eroce_req_resendable(struct eroce_qp *qp)
+{
+	struct eroce_req *req = &qp->eng.req;
+	struct eroce_swqe *w;
+
+	if (req->cur == req->head)
+		return false;
+	w = eroce_req_swqe(qp, req->cur);
+	return w->psn_valid && !eroce_wqe_is_rd_atomic(w->wqe) &&
+	       !eroce_wqe_is_local(w->wqe);
+}
+
 /**
- * eroce_req_resend_one() - selective repeat: send one lost packet again
+ * eroce_req_resend_hole() - selective repeat: send lost packets again
  * @qp: an RC QP
  * @psn: the PSN a selective-repeat NAK names
+ * @hole: how many PSNs from @psn on the NAK says are missing
  *
- * The responder kept what came after @psn: send the packet with @psn
- * again, asking for an ACK, and carry on from where the requester was.
+ * The responder kept what came after the hole: send its packets again,
+ * one batch, asking for an ACK, and carry on from where the requester
+ * was.  The hole ends early at a READ or atomic, or where the requester
+ * had got to.
  *
- * Return: true when the packet went out again; false when @psn is not
- * part of a sent SEND or WRITE (the caller goes back N instead).
+ * Return: true when the hole's first packet went out again; false when
+ * @psn is not part of a sent SEND or WRITE (the caller goes back N
+ * instead).
  */
-bool eroce_req_resend_one(struct eroce_qp *qp, u32 psn)
+static bool eroce_req_resend_hole(struct eroce_qp *qp, u32 psn, u32 hole)
 {
 	struct eroce_req *req = &qp->eng.req;
 	u32 cur = req->cur, offset = req->cur_offset, next = req->psn;
-	struct eroce_tx_batch one;
-	struct eroce_swqe *w;
+	struct eroce_tx_batch b;
+	int err = 0;
+	u32 n;
 
 	lockdep_assert_held(&qp->eng.lock);
 	if (!eroce_psn_before(psn, next))
 		return false;
 	eroce_req_rewind(qp, psn);
-	w = req->cur != req->head ? eroce_req_swqe(qp, req->cur) : NULL;
-	if (!w || !w->psn_valid || eroce_wqe_is_rd_atomic(w->wqe) ||
-	    eroce_wqe_is_local(w->wqe)) {
+	if (!eroce_req_resendable(qp)) {
 		req->cur = cur;
 		req->cur_offset = offset;
 		req->psn = next;
 		return false;
 	}
-	req->since_ackreq = EROCE_ACKREQ_EVERY;
-	eroce_tx_batch_init(&one, 1);
-	if (eroce_req_send_seg(qp, w, &one) || eroce_req_xmit_batch(qp, &one))
-		return true;	/* it went back N to @psn itself */
+	eroce_tx_batch_init(&b, 4 * hole);
+	for (n = 0; n < hole; n++) {
+		if (n && (!eroce_psn_before(req->psn, next) ||
+			  !eroce_req_resendable(qp)))
+			break;
+		if (!n || n == hole - 1)
+			req->since_ackreq = EROCE_ACKREQ_EVERY;
+		err = eroce_req_send_seg(qp, eroce_req_swqe(qp, req->cur), &b);
+		if (err)
+			break;
+	}
+	/* on an error, it goes on from the packet that failed (back N) */
+	if (eroce_req_xmit_batch(qp, &b) || err)
+		return true;
 	if (eroce_psn_after(next, req->psn)) {
 		req->cur = cur;
 		req->cur_offset = offset;
 		req->psn = next;
 	}
-	req->sr_hole = psn;
+	req->sr_hole = eroce_psn_add(psn, n - 1);
 	req->sr_hole_open = true;
 	return true;
 }
@@ -957,14 +983,15 @@ void eroce_req_ack_rcvd(struct eroce_qp *qp)
  * eroce_req_seq_nak() - the responder expects @psn
  * @qp: an RC QP; what came before @psn is acknowledged already
  * @psn: the PSN the sequence NAK names
- * @sr: the responder kept what followed @psn (selective repeat)
+ * @sr_hole: 0, or the PSNs from @psn on that the responder says are
+ *	     missing, having kept what followed them (selective repeat)
  *
  * Sequence NAKs cost no retry: each one follows a loss the responder
  * saw, and it sends one per hole; the retransmit timer bounds a peer that
  * makes no progress at all.  One that trails an RNR NAK changes nothing:
  * the RNR wait resends from the same PSN.
  */
-void eroce_req_seq_nak(struct eroce_qp *qp, u32 psn, bool sr)
+void eroce_req_seq_nak(struct eroce_qp *qp, u32 psn, u32 sr_hole)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	struct eroce_req *req = &qp->eng.req;
@@ -974,12 +1001,12 @@ void eroce_req_seq_nak(struct eroce_qp *qp, u32 psn, bool sr)
 		return;
 	eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_NAK);
 	/*
-	 * Selective repeat: the responder kept what followed @psn and we
-	 * offered it: send @psn alone.  Otherwise, and for reads and
+	 * Selective repeat: the responder kept what followed the hole and
+	 * we offered it: send the hole alone.  Otherwise, and for reads and
 	 * atomics, go back N.
 	 */
-	if (sr && READ_ONCE(edev->tuning.loss_recovery) == EROCE_LOSS_SR &&
-	    eroce_req_resend_one(qp, psn)) {
+	if (sr_hole && READ_ONCE(edev->tuning.loss_recovery) == EROCE_LOSS_SR &&
+	    eroce_req_resend_hole(qp, psn, sr_hole)) {
 		eroce_stat_inc(edev, EROCE_CNT_SR_RETRANSMITS);
 		return;
 	}

@@ -72,7 +72,7 @@ static struct sk_buff *eroce_resp_pkt(struct eroce_qp *qp, u8 opcode,
 }
 
 static void eroce_resp_send_ack_now(struct eroce_qp *qp, u8 syn, u32 psn,
-				    u32 msn, bool sr)
+				    u32 msn, u32 sr_hole)
 {
 	const struct eroce_opcode_info *info =
 		eroce_opcode_info(EROCE_OP_RC_ACK);
@@ -82,8 +82,10 @@ static void eroce_resp_send_ack_now(struct eroce_qp *qp, u8 syn, u32 psn,
 		return;
 	eroce_aeth_init(eroce_hdr(info, eroce_pkt_bth(skb), EROCE_HDR_AETH),
 			syn, msn);
-	if (sr)
+	if (sr_hole) {
 		eroce_bth_set_sr(eroce_pkt_bth(skb), true);
+		eroce_bth_set_sr_hole(eroce_pkt_bth(skb), sr_hole);
+	}
 	eroce_qp_xmit(qp, skb);
 }
 
@@ -123,17 +125,18 @@ static struct eroce_rsp *eroce_rsp_queue_add(struct eroce_qp *qp)
 }
 
 /*
- * ACK or NAK now, or behind the read responses still owed; @sr marks a
- * sequence NAK after which this responder keeps packets (selective
- * repeat).
+ * ACK or NAK now, or behind the read responses still owed; @sr_hole, when
+ * not 0, marks a sequence NAK after which this responder keeps packets
+ * (selective repeat) and says how many PSNs from @psn on are missing.
  */
-static void eroce_resp_ack_sr(struct eroce_qp *qp, u8 syn, u32 psn, bool sr)
+static void eroce_resp_ack_sr(struct eroce_qp *qp, u8 syn, u32 psn,
+			      u32 sr_hole)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
 	struct eroce_rsp *rsp;
 
 	if (eroce_rsp_queue_empty(resp)) {
-		eroce_resp_send_ack_now(qp, syn, psn, resp->msn, sr);
+		eroce_resp_send_ack_now(qp, syn, psn, resp->msn, sr_hole);
 		return;
 	}
 	/* coalesce with a queued plain ACK */
@@ -147,14 +150,14 @@ static void eroce_resp_ack_sr(struct eroce_qp *qp, u8 syn, u32 psn, bool sr)
 	}
 	rsp->type = EROCE_RSP_ACK;
 	rsp->syn = syn;
-	rsp->sr = sr;
+	rsp->sr_hole = sr_hole;
 	rsp->first_psn = psn;
 	rsp->msn = resp->msn;
 }
 
 static void eroce_resp_ack(struct eroce_qp *qp, u8 syn, u32 psn)
 {
-	eroce_resp_ack_sr(qp, syn, psn, false);
+	eroce_resp_ack_sr(qp, syn, psn, 0);
 }
 
 static void eroce_resp_nak(struct eroce_qp *qp, struct eroce_rx *pkt,
@@ -893,6 +896,48 @@ static void eroce_resp_ooo_clear(struct eroce_qp *qp)
 		if (resp->ooo[i].skb)
 			eroce_resp_ooo_release(qp, &resp->ooo[i], false);
 	resp->ooo_count = 0;
+	resp->sr_hole_told = false;
+}
+
+/*
+ * Selective repeat: the PSNs from resp.epsn up to the first kept packet,
+ * at most EROCE_SR_HOLE_MAX; a packet is kept (resp.ooo exists).
+ */
+static u32 eroce_resp_hole_len(struct eroce_qp *qp)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	u32 n;
+
+	for (n = 1; n < EROCE_SR_HOLE_MAX; n++) {
+		u32 psn = eroce_psn_add(resp->epsn, n);
+		const struct eroce_ooo *slot = &resp->ooo[eroce_sr_slot(psn)];
+
+		if (slot->skb && slot->pkt.psn == psn)
+			break;
+	}
+	return n;
+}
+
+/*
+ * The sequence NAK for the hole at resp.epsn, once per hole; with packets
+ * kept after it (@sr), it names the hole's length, and the requester sends
+ * all of it again at once.
+ */
+static void eroce_resp_nak_hole(struct eroce_qp *qp, struct eroce_dev *edev,
+				bool sr)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+	u32 hole = 0;
+
+	resp->nak_sent = true;
+	eroce_stat_inc(edev, EROCE_CNT_SEQ_NAK_SENT);
+	resp->sr_hole_told = sr;
+	if (sr) {
+		hole = eroce_resp_hole_len(qp);
+		resp->sr_hole_end = eroce_psn_add(resp->epsn, hole);
+	}
+	eroce_resp_ack_sr(qp, eroce_syn_nak(EROCE_NAK_PSN_SEQ_ERR), resp->epsn,
+			  hole);
 }
 
 /*
@@ -984,13 +1029,19 @@ static void eroce_resp_drain(struct eroce_qp *qp)
 		return;
 	eroce_resp_ack(qp, eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
 		       eroce_psn_add(resp->epsn, EROCE_PSN_MASK));
-	if (resp->ooo_count && !resp->nak_sent) {
-		resp->nak_sent = true;
-		eroce_stat_inc(to_eroce_dev(qp->ibqp.device),
-			       EROCE_CNT_SEQ_NAK_SENT);
-		eroce_resp_ack_sr(qp, eroce_syn_nak(EROCE_NAK_PSN_SEQ_ERR),
-				  resp->epsn, true);
+	if (!resp->ooo_count || resp->nak_sent)
+		return;
+	/*
+	 * A hole within the one the last NAK named is being sent again
+	 * now; should that copy be lost too, the next packet that arrives
+	 * after the hole names it.
+	 */
+	if (resp->sr_hole_told) {
+		if (eroce_psn_before(resp->epsn, resp->sr_hole_end))
+			return;
+		resp->sr_hole_told = false;
 	}
+	eroce_resp_nak_hole(qp, to_eroce_dev(qp->ibqp.device), true);
 }
 
 static void eroce_resp_rc(struct eroce_qp *qp, struct eroce_rx *pkt)
@@ -1001,13 +1052,8 @@ static void eroce_resp_rc(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 	if (diff > 0) {
 		kept = eroce_resp_keep(qp, pkt, diff);
-		if (!resp->nak_sent) {
-			resp->nak_sent = true;
-			eroce_stat_inc(pkt->edev, EROCE_CNT_SEQ_NAK_SENT);
-			eroce_resp_ack_sr(qp,
-					  eroce_syn_nak(EROCE_NAK_PSN_SEQ_ERR),
-					  resp->epsn, kept);
-		}
+		if (!resp->nak_sent)
+			eroce_resp_nak_hole(qp, pkt->edev, kept);
 		return;
 	}
 	if (diff < 0) {
@@ -1285,7 +1331,7 @@ static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget)
 			break;
 		default:
 			eroce_resp_send_ack_now(qp, rsp->syn, rsp->first_psn,
-						rsp->msn, rsp->sr);
+						rsp->msn, rsp->sr_hole);
 			break;
 		}
 		resp->rsp_tail++;

@@ -44,8 +44,8 @@ static inline bool eroce_sr_keepable(s32 diff)
  * eroce_send_window_full() - must the packet at @psn wait for ACKs?
  * @psn: the next PSN to send
  * @una: the oldest PSN not acknowledged
- * @hole_open: selective repeat is repairing the hole at @hole
- * @hole: the PSN sent again alone
+ * @hole_open: selective repeat is repairing the hole that ends at @hole
+ * @hole: the last PSN of the hole sent again
  * @window: packets that may be unacknowledged (at least 1)
  *
  * While selective repeat repairs a hole, the packets before it are

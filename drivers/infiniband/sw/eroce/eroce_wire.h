@@ -62,6 +62,12 @@ struct eroce_bth {
  * on an ACK or NAK, "this responder keeps packets after a hole".
  */
 #define EROCE_BTH_SR		0x40000000U	/* in apsn */
+/*
+ * On a NAK with EROCE_BTH_SR, the rest of resv7: how many PSNs the hole
+ * spans, less one (1-64; senders of 0 meant "one").
+ */
+#define EROCE_BTH_SR_HOLE	0x3f000000U	/* in apsn */
+#define EROCE_SR_HOLE_MAX	64
 #define EROCE_BTH_PSN		0x00ffffffU
 
 /* RDMA Extended Transport Header: WRITE first/only, READ request */
@@ -244,6 +250,18 @@ static inline bool eroce_bth_sr(const struct eroce_bth *bth)
 static inline void eroce_bth_set_sr(struct eroce_bth *bth, bool sr)
 {
 	bth->apsn = be32_replace_bits(bth->apsn, sr, EROCE_BTH_SR);
+}
+
+/* the PSNs a selective-repeat NAK's hole spans, 1 to EROCE_SR_HOLE_MAX */
+static inline u32 eroce_bth_sr_hole(const struct eroce_bth *bth)
+{
+	return be32_get_bits(bth->apsn, EROCE_BTH_SR_HOLE) + 1;
+}
+
+/* @hole: 1 to EROCE_SR_HOLE_MAX PSNs */
+static inline void eroce_bth_set_sr_hole(struct eroce_bth *bth, u32 hole)
+{
+	bth->apsn = be32_replace_bits(bth->apsn, hole - 1, EROCE_BTH_SR_HOLE);
 }
 
 static inline bool eroce_bth_ackreq(const struct eroce_bth *bth)
