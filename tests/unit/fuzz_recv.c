@@ -87,6 +87,7 @@ struct rx {
 	u32 psn;
 	bool ackreq;
 	bool sr;
+	u32 sr_hole;		/* a NAK with sr: the PSNs it says are missing */
 	u32 len;		/* RETH DMA length */
 	u64 va;			/* RETH or AtomicETH virtual address */
 	u32 paylen;
@@ -102,6 +103,8 @@ struct resp {
 	bool ooo_used[EROCE_SR_WINDOW];
 	struct rx ooo[EROCE_SR_WINDOW];
 	u32 ooo_count;
+	bool sr_hole_told;
+	u32 sr_hole_end;
 	/* for the invariants */
 	u64 executed;		/* PSNs executed since the last reset */
 	u32 epsn0;		/* epsn before this record (or the reset) */
@@ -171,6 +174,7 @@ static void resp_ooo_clear(void)
 {
 	memset(qp.resp.ooo_used, 0, sizeof(qp.resp.ooo_used));
 	qp.resp.ooo_count = 0;
+	qp.resp.sr_hole_told = false;
 }
 
 /* eroce_resp_reset() */
@@ -233,11 +237,21 @@ static void resp_check_new(u32 psn)
 }
 
 /* the responder sends an ACK, RNR NAK or NAK with @syn naming @psn */
-static void resp_ack_sr(u8 syn, u32 psn, bool sr)
+/* is @psn kept? */
+static bool resp_kept(u32 psn)
+{
+	u32 i = eroce_sr_slot(psn);
+
+	return qp.resp.ooo_used[i] && qp.resp.ooo[i].psn == psn;
+}
+
+static void resp_ack_sr(u8 syn, u32 psn, u32 hole)
 {
 	struct resp *r = &qp.resp;
+	bool sr = hole;
+	u32 n;
 
-	trace("  resp: syn %#x psn %#x%s\n", syn, psn, sr ? " sr" : "");
+	trace("  resp: syn %#x psn %#x hole %u\n", syn, psn, hole);
 	if (qp.uc)
 		broken();		/* UC acknowledges nothing */
 	switch (eroce_syn_type(syn)) {
@@ -256,6 +270,17 @@ static void resp_ack_sr(u8 syn, u32 psn, bool sr)
 		/* and says "kept after it" only when something is */
 		if (sr && !r->ooo_count)
 			broken();
+		if (!sr)
+			break;
+		/* the hole it names is missing, and ends at a kept packet */
+		if (hole > EROCE_SR_HOLE_MAX)
+			broken();
+		for (n = 0; n < hole; n++)
+			if (resp_kept(eroce_psn_add(psn, n)))
+				broken();
+		if (hole < EROCE_SR_HOLE_MAX &&
+		    !resp_kept(eroce_psn_add(psn, hole)))
+			broken();
 		break;
 	default:
 		if (psn != r->epsn)
@@ -266,7 +291,7 @@ static void resp_ack_sr(u8 syn, u32 psn, bool sr)
 
 static void resp_ack(u8 syn, u32 psn)
 {
-	resp_ack_sr(syn, psn, false);
+	resp_ack_sr(syn, psn, 0);
 }
 
 /* eroce_resp_uc_drop(): UC loses the message in progress */
@@ -467,6 +492,32 @@ static bool resp_keep(const struct rx *pkt, s32 diff)
 	return true;
 }
 
+/* eroce_resp_hole_len() */
+static u32 resp_hole_len(void)
+{
+	u32 n;
+
+	for (n = 1; n < EROCE_SR_HOLE_MAX; n++)
+		if (resp_kept(eroce_psn_add(qp.resp.epsn, n)))
+			break;
+	return n;
+}
+
+/* eroce_resp_nak_hole() */
+static void resp_nak_hole(bool sr)
+{
+	struct resp *r = &qp.resp;
+	u32 hole = 0;
+
+	r->nak_sent = true;
+	r->sr_hole_told = sr;
+	if (sr) {
+		hole = resp_hole_len();
+		r->sr_hole_end = eroce_psn_add(r->epsn, hole);
+	}
+	resp_ack_sr(eroce_syn_nak(EROCE_NAK_PSN_SEQ_ERR), r->epsn, hole);
+}
+
 /* eroce_resp_drain() */
 static void resp_drain(void)
 {
@@ -497,11 +548,14 @@ static void resp_drain(void)
 		return;
 	resp_ack(eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
 		 eroce_psn_add(r->epsn, EROCE_PSN_MASK));
-	if (r->ooo_count && !r->nak_sent) {
-		r->nak_sent = true;
-		resp_ack_sr(eroce_syn_nak(EROCE_NAK_PSN_SEQ_ERR), r->epsn,
-			    true);
+	if (!r->ooo_count || r->nak_sent)
+		return;
+	if (r->sr_hole_told) {
+		if (eroce_psn_before(r->epsn, r->sr_hole_end))
+			return;
+		r->sr_hole_told = false;
 	}
+	resp_nak_hole(true);
 }
 
 /* eroce_resp_rc() */
@@ -516,11 +570,8 @@ static void resp_rc(const struct rx *pkt)
 
 	if (diff > 0) {
 		kept = resp_keep(pkt, diff);
-		if (!r->nak_sent) {
-			r->nak_sent = true;
-			resp_ack_sr(eroce_syn_nak(EROCE_NAK_PSN_SEQ_ERR),
-				    r->epsn, kept);
-		}
+		if (!r->nak_sent)
+			resp_nak_hole(kept);
 		return;
 	}
 	if (diff < 0) {
@@ -762,42 +813,61 @@ static void req_una(u32 una)
 		broken();
 }
 
-/* eroce_req_resend_one(), without the packet */
-static bool req_resend_one(u32 psn)
+/* eroce_req_resendable() */
+static bool req_resendable(void)
+{
+	struct req *req = &qp.req;
+	struct swqe *w;
+
+	if (req->cur == req->head)
+		return false;
+	w = req_swqe(req->cur);
+	return w->psn_valid && !swqe_rd_atomic(w);
+}
+
+/* eroce_req_resend_hole(), without the packets */
+static bool req_resend_hole(u32 psn, u32 hole)
 {
 	struct req *req = &qp.req;
 	u32 cur = req->cur, off = req->cur_off, next = req->psn;
-	struct swqe *w;
+	u32 n;
 
 	if (!eroce_psn_before(psn, next))
 		return false;
 	req_rewind(psn);
-	w = req->cur != req->head ? req_swqe(req->cur) : NULL;
-	if (!w || !w->psn_valid || swqe_rd_atomic(w)) {
+	if (!req_resendable()) {
 		req->cur = cur;
 		req->cur_off = off;
 		req->psn = next;
 		return false;
 	}
-	req_send_seg(w);
+	for (n = 0; n < hole; n++) {
+		if (n && (!eroce_psn_before(req->psn, next) ||
+			  !req_resendable()))
+			break;
+		req_send_seg(req_swqe(req->cur));
+	}
+	/* a resend never goes beyond what was sent */
+	if (eroce_psn_after(req->psn, next))
+		broken();
 	if (eroce_psn_after(next, req->psn)) {
 		req->cur = cur;
 		req->cur_off = off;
 		req->psn = next;
 	}
-	req->sr_hole = psn;
+	req->sr_hole = eroce_psn_add(psn, n - 1);
 	req->sr_hole_open = true;
 	return true;
 }
 
 /* eroce_req_seq_nak() */
-static void req_seq_nak(u32 psn, bool sr)
+static void req_seq_nak(u32 psn, u32 sr_hole)
 {
 	struct req *req = &qp.req;
 
 	if (req->rnr_wait && psn == req->una_psn)
 		return;
-	if (sr && qp.sr && req_resend_one(psn))
+	if (sr_hole && qp.sr && req_resend_hole(psn, sr_hole))
 		return;
 	req_rewind(psn);
 }
@@ -893,11 +963,11 @@ static void comp_check_lost_response(u32 psn)
 }
 
 /* eroce_comp_nak() and eroce_comp_rnr() */
-static void comp_nak(u32 psn, u8 syn, bool sr)
+static void comp_nak(u32 psn, u8 syn, u32 sr_hole)
 {
 	if (eroce_syn_value(syn) == EROCE_NAK_PSN_SEQ_ERR) {
 		comp_ack_until(psn);
-		req_seq_nak(psn, sr);
+		req_seq_nak(psn, sr_hole);
 		return;
 	}
 	comp_ack_until(psn);
@@ -919,7 +989,7 @@ static int comp_ack(const struct rx *pkt)
 		req_rnr_nak(pkt->psn);
 		break;
 	case EROCE_SYN_NAK:
-		comp_nak(pkt->psn, pkt->syn, pkt->sr);
+		comp_nak(pkt->psn, pkt->syn, pkt->sr_hole);
 		break;
 	default:
 		break;
@@ -1202,6 +1272,7 @@ static void fuzz_packet(const u8 *data, size_t len)
 	pkt.psn = eroce_bth_psn(bth);
 	pkt.ackreq = eroce_bth_ackreq(bth);
 	pkt.sr = eroce_bth_sr(bth);
+	pkt.sr_hole = pkt.sr ? eroce_bth_sr_hole(bth) : 0;
 	pkt.paylen = hi.paylen;
 	if (info->flags & EROCE_OPF_RETH) {
 		struct eroce_reth *reth = eroce_hdr(info, bth, EROCE_HDR_RETH);
