@@ -28,8 +28,11 @@
 #     resends it at once, fewer NAKs and selective retransmits than
 #     packets lost (before, one round trip per lost packet); with sr only
 #     on the requester, the responder ignores the offer and both fall
-#     back to go-back-N.  Then sr on both under 2% random loss on both
-#     veths: every byte arrives.
+#     back to go-back-N; the 8 holes again, 4 of their NAKs dropped too:
+#     the responder names each hole again when the requester's tail-loss
+#     probe (a packet it keeps already) comes (sr_holes_named_again),
+#     rather than the flow waiting for the retransmit timeout.  Then sr
+#     on both under 2% random loss on both veths: every byte arrives.
 # On the debug kernel the transfers move less (tlp 2 KiB: 112 messages,
 # the drops need 57 consecutive PSNs; sr 512 KiB: 256 PSNs per QP, the
 # holes need 225; random loss 256 KiB), the deadlines are TIMEOUT_MULT
@@ -244,6 +247,26 @@ burst_drops() {
 	drop_once "$NS2" veth2 ingress 0x00/0xf0 0xff 0x10 0x11 0x12 0x13 0x14 0x15 0x16 0x17
 }
 
+# nak_drops: hole_drops, and the first sequence NAK (ACKNOWLEDGE, AETH
+# syndrome 0x60) from eroce2 naming a PSN that ends in 0x10, 0x50, 0x90
+# or 0xd0 (8 bits), once each: four holes whose NAK is lost, so that the
+# responder, which NAKs a hole once, hears of it again only from the
+# requester's tail-loss probe
+NAK_DROPS=4
+nak_drops() {
+	local psn
+
+	hole_drops || return
+	for psn in 0x10 0x50 0x90 0xd0; do
+		tc -n "$NS2" filter add dev veth2 egress protocol ip pref 20 u32 \
+			match u8 17 0xff at 9 match u16 4791 0xffff at 22 \
+			match u8 0x11 0xff at 28 match u32 "$psn" 0xff at 36 \
+			match u8 0x60 0xff at 40 \
+			action police rate 56bit burst 1700 mpu 1600 \
+			conform-exceed pass/drop || return
+	done
+}
+
 # sr_run NAME LOSS MODE1 MODE2 [BYTES]: eroce_integrity SEND and WRITE, 4
 # QPs x 32 WRs of up to 64 KiB, BYTES (SR_BYTES, 2 MiB) each, every byte
 # checked, under LOSS (see lossy_transfer), loss_recovery MODE1 on eroce1
@@ -259,7 +282,7 @@ sr_run() {
 }
 
 test_sr() {
-	local gbn_retx gbn_drops why naks
+	local gbn_retx gbn_drops why naks renamed timeouts
 
 	if ! debug_subset gbn_both_every_byte; then
 		sr_run gbn_both hole_drops gbn gbn
@@ -289,6 +312,25 @@ test_sr() {
 			ktap_fail sr_sends_less_again_than_gbn "$why"
 		fi
 	fi
+	# a lost NAK: the responder names the hole again when the probe
+	# comes, and the flow need not wait for the retransmit timeout.
+	# Which of the chosen NAKs are sent at all depends on the timing (a
+	# hole the timer repaired first gets none), so at least one must
+	# have been lost (strict); what followed is a bound: the probe waits
+	# two smoothed round trips, and a slow machine's late ACKs add
+	# timeouts
+	sr_run sr_nak_lost nak_drops sr sr
+	renamed=$(stat_delta eroce2/1 "$B2" sr_holes_named_again)
+	timeouts=$(stat_delta eroce1/1 "$B1" retransmit_timeouts)
+	why="$DROPPED chosen packets dropped ($HOLE_DROPS requests, up to $NAK_DROPS NAKs); sr_holes_named_again $renamed, retransmit_timeouts $timeouts"
+	if [ "$DROPPED" -gt $HOLE_DROPS ] && [ -n "$renamed" ] && [ -n "$timeouts" ]; then
+		ktap_bound sr_lost_nak_named_again "$([ "$renamed" -gt 0 ]; echo $?)" "$why"
+		ktap_bound sr_lost_nak_no_timeout \
+			"$([ "$timeouts" -lt $((DROPPED - HOLE_DROPS)) ]; echo $?)" "$why"
+	else
+		ktap_fail sr_lost_nak_named_again "$why"
+		ktap_fail sr_lost_nak_no_timeout "$why"
+	fi
 	# a responder without sr ignores the offer: plain go-back-N
 	if ! debug_subset sr_requester_gbn_responder_every_byte sr_falls_back_to_gbn; then
 		sr_run sr_requester_gbn_responder hole_drops sr gbn
@@ -302,7 +344,7 @@ test_sr() {
 		sr_run sr_random_loss 2% sr sr "$SR_RANDOM_BYTES"
 }
 
-ktap_plan 17
+ktap_plan 20
 require eroce_pair_setup
 require pair_gids
 pair_gids

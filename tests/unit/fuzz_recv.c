@@ -110,6 +110,7 @@ struct resp {
 	u32 epsn0;		/* epsn before this record (or the reset) */
 	u32 advanced;		/* by this record: how far epsn must move */
 	bool nak_named;		/* a sequence NAK named epsn already */
+	bool probed;		/* this packet is a kept one again, AckReq */
 };
 
 enum { K_SEND, K_WRITE, K_READ, K_ATOMIC };
@@ -263,8 +264,11 @@ static void resp_ack_sr(u8 syn, u32 psn, u32 hole)
 	case EROCE_SYN_NAK:
 		if (eroce_syn_value(syn) != EROCE_NAK_PSN_SEQ_ERR)
 			break;
-		/* a sequence NAK names the hole, once */
-		if (psn != r->epsn || r->nak_named)
+		/*
+		 * a sequence NAK names the hole once; again only for a
+		 * probe, and then saying what was kept
+		 */
+		if (psn != r->epsn || (r->nak_named && !(r->probed && sr)))
 			broken();
 		r->nak_named = true;
 		/* and says "kept after it" only when something is */
@@ -569,9 +573,13 @@ static void resp_rc(const struct rx *pkt)
 	      pkt->psn, r->epsn, diff);
 
 	if (diff > 0) {
+		bool probe = pkt->ackreq && resp_kept(pkt->psn);
+
 		kept = resp_keep(pkt, diff);
-		if (!r->nak_sent)
+		r->probed = probe && kept;
+		if (!r->nak_sent || r->probed)
 			resp_nak_hole(kept);
+		r->probed = false;
 		return;
 	}
 	if (diff < 0) {

@@ -1437,17 +1437,22 @@ enum hrtimer_restart eroce_req_timer(struct hrtimer *timer)
 
 	if (req->tlp_armed) {
 		u64 rto = eroce_req_rto_ns(qp), pto = eroce_req_pto_ns(qp, rto);
+		bool hole_open = req->sr_hole_open;
 
 		/*
 		 * Tail-loss probe: send the highest PSN sent again, asking
 		 * for an ACK, so that the responder's answer (an ACK, or a
 		 * sequence NAK naming the hole) replaces a full timeout;
-		 * then wait the rest of the retransmit timeout.
+		 * then wait the rest of the retransmit timeout.  One packet
+		 * again is no going back N: a hole selective repeat is
+		 * repairing stays open, or the window, counted from
+		 * una_psn again, would hold the probe back.
 		 */
 		req->tlp_armed = false;
 		req->tlp_sent = true;
 		eroce_stat_inc(edev, EROCE_CNT_TLP_PROBES);
 		eroce_req_rewind(qp, eroce_psn_add(req->max_psn, EROCE_PSN_MASK));
+		req->sr_hole_open = hole_open;
 		req->since_ackreq = EROCE_ACKREQ_EVERY;
 		if (rto > pto)
 			eroce_req_arm_timer(qp, rto - pto);

@@ -940,6 +940,18 @@ static void eroce_resp_nak_hole(struct eroce_qp *qp, struct eroce_dev *edev,
 			  hole);
 }
 
+/* selective repeat: the packet at @psn is kept already */
+static bool eroce_resp_is_kept(const struct eroce_qp *qp, u32 psn)
+{
+	const struct eroce_resp *resp = &qp->eng.resp;
+	const struct eroce_ooo *slot;
+
+	if (!resp->ooo)
+		return false;
+	slot = &resp->ooo[eroce_sr_slot(psn)];
+	return slot->skb && slot->pkt.psn == psn;
+}
+
 /*
  * Selective repeat: keep a SEND or WRITE packet that arrived after a hole,
  * when the requester asked for it (EROCE_BTH_SR) and loss_recovery is sr
@@ -1051,9 +1063,23 @@ static void eroce_resp_rc(struct eroce_qp *qp, struct eroce_rx *pkt)
 	bool kept;
 
 	if (diff > 0) {
+		/*
+		 * One NAK per hole, but a packet kept already that asks for
+		 * an ACK is the requester's tail-loss probe: it heard
+		 * nothing, so the NAK or the hole's resend was lost.  Name
+		 * the hole again, still offering selective repeat, rather
+		 * than leave it to the retransmit timeout.
+		 */
+		bool probe = eroce_bth_ackreq(pkt->bth) &&
+			     eroce_resp_is_kept(qp, pkt->psn);
+
 		kept = eroce_resp_keep(qp, pkt, diff);
-		if (!resp->nak_sent)
+		probe = probe && kept;
+		if (!resp->nak_sent || probe) {
+			if (probe)
+				eroce_stat_inc(pkt->edev, EROCE_CNT_SR_HOLE_RENAMED);
 			eroce_resp_nak_hole(qp, pkt->edev, kept);
+		}
 		return;
 	}
 	if (diff < 0) {
