@@ -11,8 +11,11 @@
 # veth pair and rdma_rxe<->rdma_rxe over a policy-routed veth pair in the
 # initial namespace, each lossless, under netem loss 1% and under netem
 # "delay 1ms reorder 95%" (5% of the packets 1 ms late), on both veth
-# ends; eroce with loss_recovery gbn, tlp and sr.  Each figure also as a
-# fraction of the same topology's lossless one.  Documentation/bench.rst.
+# ends; eroce with loss_recovery gbn, tlp and sr, and sr once more with
+# tx_batch 0: netem drops a batch whole (a burst of packets), so only
+# unbatched packets see 1% loss one by one.  Each figure also as a
+# fraction of the same topology's (and tx_batch's) lossless one.
+# Documentation/bench.rst.
 set -u -o pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -21,6 +24,7 @@ set -u -o pipefail
 
 ITERS=${LOSS_ITERS:-300}
 REPEAT=${LOSS_REPEAT:-3}
+TX_BATCH=1
 declare -A BW
 
 setup() {
@@ -80,8 +84,9 @@ median() {
 measure() {
 	local topo=$1 mode=$2 imp=$3 i all='' v; shift 3
 	if [ "$topo" = eroce ]; then
-		echo "$mode" >"$IBSYS/eroce1/tuning/loss_recovery"
-		echo "$mode" >"$IBSYS/eroce2/tuning/loss_recovery"
+		echo "${mode%-nobatch}" >"$IBSYS/eroce1/tuning/loss_recovery"
+		echo "${mode%-nobatch}" >"$IBSYS/eroce2/tuning/loss_recovery"
+		eroce_tx_batch_all "$TX_BATCH" || return
 	fi
 	impair "$topo" "$@"
 	for ((i = 0; i < REPEAT; i++)); do
@@ -104,14 +109,18 @@ measure eroce tlp loss1 loss 1%
 measure eroce sr loss1 loss 1%
 measure eroce gbn reorder5 delay 1ms reorder 95%
 measure eroce sr reorder5 delay 1ms reorder 95%
+TX_BATCH=0
+measure eroce sr-nobatch lossless
+measure eroce sr-nobatch loss1 loss 1%
+TX_BATCH=1
 measure rxe - lossless
 measure rxe - loss1 loss 1%
 measure rxe - reorder5 delay 1ms reorder 95%
 
 printf '%-22s %10s %10s %10s\n' "ib_write_bw 64 KiB" "lossless" "loss 1%" "reorder 5%"
-for row in "eroce gbn" "eroce tlp" "eroce sr" "rxe -"; do
+for row in "eroce gbn" "eroce tlp" "eroce sr" "eroce sr-nobatch" "rxe -"; do
 	read -r t m <<<"$row"
-	base=${BW[$t/gbn/lossless]:-${BW[$t/-/lossless]}}
+	base=${BW[$t/$m/lossless]:-${BW[$t/gbn/lossless]:-${BW[$t/-/lossless]}}}
 	l=${BW[$t/$m/loss1]:-}
 	r=${BW[$t/$m/reorder5]:-}
 	printf '%-22s %10s %10s %10s\n' "$t $m MB/s" "$base" "${l:--}" "${r:--}"
