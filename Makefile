@@ -20,7 +20,7 @@ DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
 	libfabric-bin openmpi-bin libopenmpi-dev \
 	nfs-kernel-server open-iscsi \
 	qemu-system-x86 busybox-static tshark python3-scapy \
-	sparse strace gnuplot-nox \
+	sparse strace gnuplot-nox clang-14 libclang-rt-14-dev \
 	dkms dh-dkms debhelper dpkg-dev fakeroot lintian man-db openssl udev
 # RT=1 (make, make check, make bench): build for the PREEMPT_RT kernel and
 # boot the guests on it (scripts/kver.sh)

@@ -180,6 +180,19 @@ def rc_sr_hole(e, winlog=6):
     return seed(F_SR, e, 0x40, winlog, recs)
 
 
+def rc_sr_probe():
+    """Selective repeat: the NAK for a hole is lost, the requester's
+    tail-loss probe (a kept packet again, AckReq) makes the responder
+    name the hole once more; a kept packet again without AckReq does
+    not."""
+    e = 0x20
+    recs = [pkt(RC_SEND_ONLY, e + i, MTU_DATA, sr=True) for i in range(1, 6)]
+    recs += [pkt(RC_SEND_ONLY, e + 4, MTU_DATA, sr=True)]
+    recs += [pkt(RC_SEND_ONLY, e + 5, MTU_DATA, sr=True, ackreq=True)]
+    recs += [pkt(RC_SEND_ONLY, e, MTU_DATA, sr=True, ackreq=True)]
+    return seed(F_SR, e, 0x40, 6, recs)
+
+
 def rc_rnr():
     """RNR NAK at the hole; the kept packets wait for the retry."""
     e = 0x7ffff0
@@ -403,6 +416,7 @@ def recv_seeds():
         "rc_inorder": rc_inorder(),
         "rc_sr_hole": rc_sr_hole(0x10),
         "rc_sr_wrap": rc_sr_hole(0xfffff8),
+        "rc_sr_probe": rc_sr_probe(),
         "rc_rnr": rc_rnr(),
         "rc_seq_errors": rc_seq_errors(),
         "rc_read_big": rc_read_big(),
