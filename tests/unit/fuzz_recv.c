@@ -27,8 +27,10 @@
  *   after the expected one, as many as the slots in use say; the slot of
  *   the expected PSN is never left holding it (kept packets drain); an
  *   ACK names only PSNs before the expected one; a sequence NAK names the
- *   expected PSN, once per hole, and says "kept after it" only when
- *   something is; UC expects the PSN after the last one it saw.
+ *   expected PSN, once per hole (again only for a kept packet that
+ *   arrives again with AckReq, and then offering selective repeat), and
+ *   says "kept after it" only when something is; UC expects the PSN
+ *   after the last one it saw.
  * - requester and completer: una_psn only moves forward and never past
  *   max_psn, less than 2^23 PSNs behind it, and never lags behind an
  *   entry completed; max_psn follows every PSN sent; the send window
