@@ -19,8 +19,8 @@
 #                   stat_nonzero, stat_changes (to stat_delta and
 #                   stat_moved a missing counter is an error, never 0)
 #   netem           netem_set, netem_clear
-#   chosen loss     drop_once, drop_count, drop_clear (tc filters that drop
-#                   chosen PSNs once)
+#   chosen loss     drop_once, drop_first, drop_count, drop_clear (tc
+#                   filters that drop chosen PSNs once)
 #   capture         cap_start, cap_stop (dumpcap of RoCEv2 frames), now
 # Every command runs under `timeout`: a hang fails one subtest, not the VM.
 
@@ -453,12 +453,20 @@ drop_once() {
 	tc ${ns:+-n "$ns"} qdisc show dev "$dev" | grep -q clsact ||
 		tc ${ns:+-n "$ns"} qdisc add dev "$dev" clsact || return
 	for psn in "$@"; do
-		tc ${ns:+-n "$ns"} filter add dev "$dev" "$dir" protocol ip pref 20 u32 \
-			match u8 17 0xff at 9 match u16 4791 0xffff at 22 \
-			match u8 "$op" "$opmask" at 28 match u32 "$psn" "$mask" at 36 \
-			action police rate 56bit burst 1700 mpu 1600 \
-			conform-exceed pass/drop || return
+		drop_first "$ns" "$dev" "$dir" match u8 "$op" "$opmask" at 28 \
+			match u32 "$psn" "$mask" at 36 || return
 	done
+}
+
+# drop_first NS DEV DIR MATCH...: the filter of drop_once, matching the
+# tc u32 MATCH arguments (offsets from the IP header) besides UDP port
+# 4791; DEV's clsact qdisc exists already (drop_once added it)
+drop_first() {
+	local ns=$1 dev=$2 dir=$3; shift 3
+	tc ${ns:+-n "$ns"} filter add dev "$dev" "$dir" protocol ip pref 20 u32 \
+		match u8 17 0xff at 9 match u16 4791 0xffff at 22 "$@" \
+		action police rate 56bit burst 1700 mpu 1600 \
+		conform-exceed pass/drop
 }
 
 # drop_count NS DEV: packets the filters at DEV's two hooks dropped (each

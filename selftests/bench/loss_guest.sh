@@ -24,7 +24,6 @@ set -u -o pipefail
 
 ITERS=${LOSS_ITERS:-300}
 REPEAT=${LOSS_REPEAT:-3}
-TX_BATCH=1
 declare -A BW
 
 setup() {
@@ -80,13 +79,15 @@ median() {
 	tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "fail" }'
 }
 
-# measure TOPO MODE IMPAIRMENT NETEM...: REPEAT runs, the median in BW[]
+# measure TOPO MODE IMPAIRMENT NETEM...: REPEAT runs, the median in BW[];
+# an eroce MODE ending in -nobatch runs with tx_batch 0
 measure() {
-	local topo=$1 mode=$2 imp=$3 i all='' v; shift 3
+	local topo=$1 mode=$2 imp=$3 i all='' v batch=1; shift 3
 	if [ "$topo" = eroce ]; then
+		[ "$mode" = "${mode%-nobatch}" ] || batch=0
 		echo "${mode%-nobatch}" >"$IBSYS/eroce1/tuning/loss_recovery"
 		echo "${mode%-nobatch}" >"$IBSYS/eroce2/tuning/loss_recovery"
-		eroce_tx_batch_all "$TX_BATCH" || return
+		eroce_tx_batch_all "$batch" || return
 	fi
 	impair "$topo" "$@"
 	for ((i = 0; i < REPEAT; i++)); do
@@ -109,10 +110,8 @@ measure eroce tlp loss1 loss 1%
 measure eroce sr loss1 loss 1%
 measure eroce gbn reorder5 delay 1ms reorder 95%
 measure eroce sr reorder5 delay 1ms reorder 95%
-TX_BATCH=0
 measure eroce sr-nobatch lossless
 measure eroce sr-nobatch loss1 loss 1%
-TX_BATCH=1
 measure rxe - lossless
 measure rxe - loss1 loss 1%
 measure rxe - reorder5 delay 1ms reorder 95%

@@ -256,14 +256,10 @@ NAK_DROPS=4
 nak_drops() {
 	local psn
 
-	hole_drops || return
+	hole_drops || return	# adds veth2's clsact qdisc
 	for psn in 0x10 0x50 0x90 0xd0; do
-		tc -n "$NS2" filter add dev veth2 egress protocol ip pref 20 u32 \
-			match u8 17 0xff at 9 match u16 4791 0xffff at 22 \
-			match u8 0x11 0xff at 28 match u32 "$psn" 0xff at 36 \
-			match u8 0x60 0xff at 40 \
-			action police rate 56bit burst 1700 mpu 1600 \
-			conform-exceed pass/drop || return
+		drop_first "$NS2" veth2 egress match u8 0x11 0xff at 28 \
+			match u32 "$psn" 0xff at 36 match u8 0x60 0xff at 40 || return
 	done
 }
 
