@@ -674,7 +674,10 @@ static void req_rewind(u32 psn)
 	if (req->tail != req->head && tail->psn_valid &&
 	    eroce_psn_before(psn, tail->first_psn))
 		broken();
-	req->sr_hole_open = false;
+	/* back over the hole: go back N; after it, or a probe: repair on */
+	if (req->sr_hole_open && eroce_psn_before_eq(psn, req->sr_hole) &&
+	    eroce_psn_diff(req->max_psn, psn) > 1)
+		req->sr_hole_open = false;
 	for (i = req->tail; i != req->head; i++) {
 		struct swqe *w = req_swqe(i);
 

@@ -325,7 +325,17 @@ void eroce_req_rewind(struct eroce_qp *qp, u32 psn)
 	u32 i;
 
 	lockdep_assert_held(&qp->eng.lock);
-	req->sr_hole_open = false;	/* going back N: all is sent again */
+	/*
+	 * Going back over the hole selective repeat is repairing sends it
+	 * and all after it again: the window counts from una_psn once more.
+	 * A packet after the hole sent again (a skip forward), or the last
+	 * one sent (a tail-loss probe, which may end the hole), is no going
+	 * back N: the repair goes on, or the window, counted from una_psn,
+	 * would hold the probe back.
+	 */
+	if (req->sr_hole_open && eroce_psn_before_eq(psn, req->sr_hole) &&
+	    eroce_psn_diff(req->max_psn, psn) > 1)
+		req->sr_hole_open = false;
 	/* Karn: a PSN sent twice gives no RTT sample */
 	if (req->rtt_timing && eroce_psn_before_eq(psn, req->rtt_psn))
 		req->rtt_timing = false;
@@ -1437,22 +1447,17 @@ enum hrtimer_restart eroce_req_timer(struct hrtimer *timer)
 
 	if (req->tlp_armed) {
 		u64 rto = eroce_req_rto_ns(qp), pto = eroce_req_pto_ns(qp, rto);
-		bool hole_open = req->sr_hole_open;
 
 		/*
 		 * Tail-loss probe: send the highest PSN sent again, asking
 		 * for an ACK, so that the responder's answer (an ACK, or a
 		 * sequence NAK naming the hole) replaces a full timeout;
-		 * then wait the rest of the retransmit timeout.  One packet
-		 * again is no going back N: a hole selective repeat is
-		 * repairing stays open, or the window, counted from
-		 * una_psn again, would hold the probe back.
+		 * then wait the rest of the retransmit timeout.
 		 */
 		req->tlp_armed = false;
 		req->tlp_sent = true;
 		eroce_stat_inc(edev, EROCE_CNT_TLP_PROBES);
 		eroce_req_rewind(qp, eroce_psn_add(req->max_psn, EROCE_PSN_MASK));
-		req->sr_hole_open = hole_open;
 		req->since_ackreq = EROCE_ACKREQ_EVERY;
 		if (rto > pto)
 			eroce_req_arm_timer(qp, rto - pto);

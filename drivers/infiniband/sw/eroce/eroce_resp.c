@@ -899,22 +899,30 @@ static void eroce_resp_ooo_clear(struct eroce_qp *qp)
 	resp->sr_hole_told = false;
 }
 
+/* selective repeat: the packet at @psn is kept already */
+static bool eroce_resp_is_kept(const struct eroce_qp *qp, u32 psn)
+{
+	const struct eroce_resp *resp = &qp->eng.resp;
+	const struct eroce_ooo *slot;
+
+	if (!resp->ooo)
+		return false;
+	slot = &resp->ooo[eroce_sr_slot(psn)];
+	return slot->skb && slot->pkt.psn == psn;
+}
+
 /*
  * Selective repeat: the PSNs from resp.epsn up to the first kept packet,
- * at most EROCE_SR_HOLE_MAX; a packet is kept (resp.ooo exists).
+ * at most EROCE_SR_HOLE_MAX.
  */
-static u32 eroce_resp_hole_len(struct eroce_qp *qp)
+static u32 eroce_resp_hole_len(const struct eroce_qp *qp)
 {
-	struct eroce_resp *resp = &qp->eng.resp;
+	u32 epsn = qp->eng.resp.epsn;
 	u32 n;
 
-	for (n = 1; n < EROCE_SR_HOLE_MAX; n++) {
-		u32 psn = eroce_psn_add(resp->epsn, n);
-		const struct eroce_ooo *slot = &resp->ooo[eroce_sr_slot(psn)];
-
-		if (slot->skb && slot->pkt.psn == psn)
+	for (n = 1; n < EROCE_SR_HOLE_MAX; n++)
+		if (eroce_resp_is_kept(qp, eroce_psn_add(epsn, n)))
 			break;
-	}
 	return n;
 }
 
@@ -938,18 +946,6 @@ static void eroce_resp_nak_hole(struct eroce_qp *qp, struct eroce_dev *edev,
 	}
 	eroce_resp_ack_sr(qp, eroce_syn_nak(EROCE_NAK_PSN_SEQ_ERR), resp->epsn,
 			  hole);
-}
-
-/* selective repeat: the packet at @psn is kept already */
-static bool eroce_resp_is_kept(const struct eroce_qp *qp, u32 psn)
-{
-	const struct eroce_resp *resp = &qp->eng.resp;
-	const struct eroce_ooo *slot;
-
-	if (!resp->ooo)
-		return false;
-	slot = &resp->ooo[eroce_sr_slot(psn)];
-	return slot->skb && slot->pkt.psn == psn;
 }
 
 /*
