@@ -225,10 +225,11 @@ static u64 eroce_req_rto_ns(struct eroce_qp *qp)
 }
 
 /*
- * The tail-loss probe timeout: two smoothed round trips, when
- * loss_recovery is tlp (or sr), an RTT is known, no probe went out since
- * the last progress and it comes before the retransmit timeout; 0
- * otherwise.
+ * The tail-loss probe timeout: two smoothed round trips (a quarter of the
+ * retransmit timeout before the first RTT sample, so that a loss in the
+ * first window is probed too), when loss_recovery is tlp (or sr), no
+ * probe went out since the last progress and it comes before the
+ * retransmit timeout; 0 otherwise.
  */
 static u64 eroce_req_pto_ns(struct eroce_qp *qp, u64 rto)
 {
@@ -236,10 +237,10 @@ static u64 eroce_req_pto_ns(struct eroce_qp *qp, u64 rto)
 	struct eroce_req *req = &qp->eng.req;
 	u64 pto;
 
-	if (READ_ONCE(t->loss_recovery) == EROCE_LOSS_GBN || req->tlp_sent ||
-	    !req->srtt_ns)
+	if (READ_ONCE(t->loss_recovery) == EROCE_LOSS_GBN || req->tlp_sent)
 		return 0;
-	pto = max(2 * req->srtt_ns, EROCE_TLP_MIN_NS);
+	pto = req->srtt_ns ? 2 * req->srtt_ns : rto / 4;
+	pto = max(pto, EROCE_TLP_MIN_NS);
 	return pto < rto ? pto : 0;
 }
 
