@@ -143,14 +143,22 @@ bench-consumers: deps all
 # scale.sh at full size (10 waves of 1,000 rdma_cm connections, 100,000
 # MR registrations), then SOAK_MINUTES (default 30) of mixed traffic
 # under changing impairments, every byte checked, objects, memory and
-# error counters flat (Documentation/testing.rst "Soak"); not part of
-# check or CI
+# error counters flat, then every teardown event of teardown_cycles.sh
+# and teardown_netdev.sh SOAK_TEARDOWN_CYCLES times (default 10) under
+# traffic (Documentation/testing.rst "Soak"); not part of check or CI.
+# The timeout is per test: the longer of the soak's and the teardowns'.
 SOAK_MINUTES ?= 30
+SOAK_TEARDOWN_CYCLES ?= 10
+SOAK_TIMEOUT = $$(( $(SOAK_MINUTES) * 60 + 900 > $(SOAK_TEARDOWN_CYCLES) * 300 ? \
+	$(SOAK_MINUTES) * 60 + 900 : $(SOAK_TEARDOWN_CYCLES) * 300 ))
 soak: deps all
-	selftests/run_vm.sh --show --timeout $$(($(SOAK_MINUTES) * 60 + 900)) \
+	selftests/run_vm.sh --show --timeout $(SOAK_TIMEOUT) \
 		--env SCALE_WAVES=10 --env SCALE_CONNS=1000 \
 		--env SCALE_MRS=100000 --env EROCE_SOAK_MINUTES=$(SOAK_MINUTES) \
-		selftests/eroce/scale.sh selftests/soak/soak.sh
+		--env TEARDOWN_CYCLES=$(SOAK_TEARDOWN_CYCLES) \
+		selftests/eroce/scale.sh selftests/soak/soak.sh \
+		selftests/eroce/teardown_cycles.sh \
+		selftests/eroce/teardown_netdev.sh
 
 # style checks need the kernel source (checkpatch.pl)
 lint:
