@@ -18,6 +18,7 @@
 #     eroce_route4          a packet without a path (-ENETUNREACH):
 #                           counted by tx_errors, recovered by
 #                           retransmission
+#     eroce_route6          the same over IPv6 GIDs
 #   at creation, every call failing for a while (-ENOMEM):
 #     eroce_ring_init       a CQ's or QP's queue memory
 #     eroce_ring_publish    a queue's mmap entry; then every third call
@@ -29,7 +30,7 @@
 #   each must reach the application as that verb's error, promptly.
 # Afterwards the devices move data as before and hold no object.
 #
-#   ns1: veth1 198.18.0.1 (eroce1) <-> ns2: veth2 198.18.0.2 (eroce2)
+#   ns1: veth1 198.18.0.1 2001:db8::1 (eroce1) <-> ns2: veth2 .2 ::2 (eroce2)
 set -u -o pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -109,16 +110,20 @@ both() {
 }
 
 # integrity ARGS...: eroce_integrity, server on eroce2 in ns2, client on
-# eroce1 in ns1; RC_S and RC_C their exit statuses, LAST_OUT both outputs
+# eroce1 in ns1, over the IPv4 GIDs (the IPv6 ones while FAMILY is 6);
+# RC_S and RC_C their exit statuses, LAST_OUT both outputs
 integrity() {
-	local spid
+	local spid g1=$G1 g2=$G2 addr=198.18.0.2
 
-	ns2 timeout "$((TMO + 30))" "$TOOL" -d eroce2 -g "$G2" -p "$PORT" \
+	if [ "$FAMILY" = 6 ]; then
+		g1=$G61 g2=$G62 addr=2001:db8::2
+	fi
+	ns2 timeout "$((TMO + 30))" "$TOOL" -d eroce2 -g "$g2" -p "$PORT" \
 		-t "$TMO" >"$OUT/server" 2>&1 &
 	spid=$!
 	wait_for 60 tcp_listening "$NS2" "$PORT"
-	ns1 timeout "$((TMO + 30))" "$TOOL" -d eroce1 -g "$G1" -p "$PORT" \
-		-t "$TMO" "$@" 198.18.0.2 >"$OUT/client" 2>&1
+	ns1 timeout "$((TMO + 30))" "$TOOL" -d eroce1 -g "$g1" -p "$PORT" \
+		-t "$TMO" "$@" "$addr" >"$OUT/client" 2>&1
 	RC_C=$?
 	wait "$spid"
 	RC_S=$?
@@ -192,17 +197,25 @@ dev_objects_are() {
 	[ "$(dev_objects "$1")" = "$2" ]
 }
 
-ktap_plan 15
+ktap_plan 17
 require eroce_pair_setup
 ktap_check fault_points_present test -d "$FD/fail_pkt_alloc"
 ktap_check functions_injectable functions_injectable
 G1=$(gid_index_of eroce1 198.18.0.1)
 G2=$(gid_index_of eroce2 198.18.0.2)
+wait_for 30 has_gid eroce1 "$(ipv6_gid 2001:db8::1)" &&
+	wait_for 30 has_gid eroce2 "$(ipv6_gid 2001:db8::2)"
+G61=$(gid_indexes eroce1 "$(ipv6_gid 2001:db8::1)" | head -n 1)
+G62=$(gid_indexes eroce2 "$(ipv6_gid 2001:db8::2)" | head -n 1)
+FAMILY=4
 BASE1=$(dev_objects eroce1)
 BASE2=$(dev_objects eroce2)
 
 datapath pkt_alloc 5 tx_nomem
 datapath eroce_route4 10 tx_errors -101
+FAMILY=6
+datapath eroce_route6 10 tx_errors -101
+FAMILY=4
 creation eroce_ring_init ibv_create_cq
 creation eroce_ring_publish ibv_create_cq
 creation eroce_ring_publish "ibv_create_cq|ibv_create_qp|ibv_create_srq" 3
