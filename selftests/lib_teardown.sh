@@ -66,15 +66,25 @@ launch() {
 	NAMES+=("$name")
 }
 
-# bw_connected: ib_write_bw's client QP on eroce1 is connected (RTS).
-# The events strike traffic, not perftest's connection setup: perftest
-# 4.5 retries a failed rdma_cm connection on the cm_ids it has just
+# bw_connected: ib_write_bw's client QP on eroce1 is connected (RTS) and
+# has taken work from its send queue (drv_sq_head above 0), which
+# perftest posts only once rdma_cm's ESTABLISHED event reached it.  The
+# events strike traffic, not perftest's connection setup: perftest 4.5
+# retries a failed rdma_cm connection on the cm_ids it has just
 # destroyed, and dies of that in librdmacm (rdma_resolve_addr on a freed
-# id, a SIGSEGV whose kernel "traps:" line the log check reports)
+# id, a SIGSEGV whose kernel "traps:" line the log check reports).  A QP
+# in RTS alone left a window: one of `make soak`'s ten addr cycles struck
+# between the QP's RTS and the ESTABLISHED event.
 # shellcheck disable=SC2317  # called through wait_for
 bw_connected() {
-	rdma resource show qp 2>/dev/null |
-		grep -qE "^link eroce1/[0-9]+ .* state RTS .*comm ib_write_bw"
+	rdma -dd resource show qp 2>/dev/null |
+		awk '$1 == "link" && $2 ~ /^eroce1\// && / state RTS / &&
+			/ comm ib_write_bw / {
+				for (i = 1; i < NF; i++)
+					if ($i == "drv_sq_head" && $(i + 1) > 0)
+						ok = 1
+			}
+			END { exit !ok }'
 }
 
 # start_traffic: the integrity tool and ib_write_bw (rdma_cm), flowing,
