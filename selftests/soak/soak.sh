@@ -64,7 +64,7 @@ IMPAIRMENTS=(
 NEVER=(fatal_naks_rcvd remote_access_naks_sent invalid_request_naks_sent
 	remote_op_naks_sent local_op_errors tx_nomem)
 # counters the report shows per round
-SHOWN=(rx_packets retransmitted_packets selective_retransmits
+SHOWN=(rx_packets retransmitted_packets tlp_probes selective_retransmits
 	ooo_packets_placed duplicate_requests rx_drop_icrc tx_errors)
 
 mkdir -p "$OUT"
