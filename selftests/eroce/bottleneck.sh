@@ -99,6 +99,19 @@ side_failed() {
 	perftest_no_report "$(cat "$RDMA_TMP/$1")"
 }
 
+# run_pair_why: the errors each side of a failed run_pair printed, and
+# what the senders' counters did (perftest's stderr lands in the file
+# before its buffered report: searched for, not the tail)
+run_pair_why() {
+	local f
+	for f in c1 s1 c2 s2; do
+		ktap_diag "$f: $(grep -i -E 'error|fail|status|unable|couldn|exceed|cnt' \
+			"$RDMA_TMP/$f" | tr -s ' \t\n' ' ')"
+	done
+	ktap_diag "eroceA: $(stat_changes eroceA "$RDMA_TMP/statA")"
+	ktap_diag "eroceB: $(stat_changes eroceB "$RDMA_TMP/statB")"
+}
+
 # run_pair CC: both senders at once; sets DROPS, MARKS, CNPS, HANDLED
 run_pair() {
 	local cc=$1 ga gb gd rc=0 p1 p2 pa d0 m0 p0 cnp0 hnd0
@@ -109,6 +122,7 @@ run_pair() {
 	d0=$(red_stat $NSR vR dropped) m0=$(red_stat $NSR vR marked) p0=$(red_stat $NSR vR sent)
 	cnp0=$(( $(devstat eroceD cnp_sent) ))
 	hnd0=$(( $(devstat eroceA cnp_handled) + $(devstat eroceB cnp_handled) ))
+	stat_snap eroceA "$RDMA_TMP/statA" && stat_snap eroceB "$RDMA_TMP/statB" || return 1
 	ip netns exec $NSD timeout "$(tmo 120)" ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18600 \
 		>"$RDMA_TMP/s1" 2>&1 &
 	p1=$!
@@ -135,7 +149,7 @@ run_pair() {
 	ktap_diag "cc $cc: ${SECONDS}s, bottleneck passed $PASSED dropped $DROPS marked $MARKS, CNPs sent $CNPS handled $HANDLED"
 	ktap_diag "cc $cc: A $(tail -n 2 "$RDMA_TMP/c1" | head -n 1)"
 	ktap_diag "cc $cc: B $(tail -n 2 "$RDMA_TMP/c2" | head -n 1)"
-	[ $rc = 0 ] || ktap_diag "$(tail -n 3 "$RDMA_TMP/c1" "$RDMA_TMP/c2" "$RDMA_TMP/s1")"
+	[ $rc = 0 ] || run_pair_why
 	return $rc
 }
 
