@@ -56,8 +56,8 @@ demo_devices() {
 demo_perftest() {
 	local g1 g2 t args
 
-	g1=$(gid_indexes eroce1 "$(ipv4_gid 198.18.0.1)" | head -n 1)
-	g2=$(gid_indexes eroce2 "$(ipv4_gid 198.18.0.2)" | head -n 1)
+	g1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
+	g2=$(first_gid eroce2 "$(ipv4_gid 198.18.0.2)")
 	for t in ib_write_bw ib_send_lat; do
 		args="-s 65536 -n 500"
 		[ "$t" = ib_send_lat ] && args="-s 2 -n 500"

@@ -15,8 +15,9 @@
 #   modules         eroce_load, eroce_unload, provider_install, rxe_load,
 #                   rxe_add
 #   RDMA queries    rdma_dev_exists, rdma_dev_gone, port_state(_is),
-#                   gid_indexes, has_gid, no_gid, gid_attr, gid_table,
-#                   active_mtu(_is), ipv4_gid, ipv6_gid, read_file
+#                   gid_indexes, first_gid, has_gid, no_gid, gid_attr,
+#                   gid_table, active_mtu(_is), ipv4_gid, ipv6_gid,
+#                   read_file
 #   kernel log      kmsg_mark, dmesg_since_mark (never clear the log: the
 #                   runner scans what the test left in it)
 # Test scripts run with `set -u`, not `set -e`: a failing check is reported
@@ -383,6 +384,11 @@ gid_indexes() {
 		[ "$g" = "$2" ] && echo "${f##*/}"
 	done
 	return 0
+}
+
+# first_gid DEV GID: the first GID table index holding GID
+first_gid() {
+	gid_indexes "$1" "$2" | head -n 1
 }
 
 # gid_attr DEV INDEX types|ndevs

@@ -205,8 +205,8 @@ G1=$(gid_index_of eroce1 198.18.0.1)
 G2=$(gid_index_of eroce2 198.18.0.2)
 wait_for 30 has_gid eroce1 "$(ipv6_gid 2001:db8::1)" &&
 	wait_for 30 has_gid eroce2 "$(ipv6_gid 2001:db8::2)"
-G61=$(gid_indexes eroce1 "$(ipv6_gid 2001:db8::1)" | head -n 1)
-G62=$(gid_indexes eroce2 "$(ipv6_gid 2001:db8::2)" | head -n 1)
+G61=$(first_gid eroce1 "$(ipv6_gid 2001:db8::1)")
+G62=$(first_gid eroce2 "$(ipv6_gid 2001:db8::2)")
 FAMILY=4
 BASE1=$(dev_objects eroce1)
 BASE2=$(dev_objects eroce2)

@@ -195,8 +195,8 @@ for t in eroce_victim eroce_integrity; do
 	[ -x "$TOOLS/$t" ] || ktap_bail "$TOOLS/$t not built (make -C selftests/tools)"
 done
 require eroce_pair_setup
-GID1=$(gid_indexes eroce1 "$(ipv4_gid 198.18.0.1)" | head -n 1)
-GID2=$(gid_indexes eroce2 "$(ipv4_gid 198.18.0.2)" | head -n 1)
+GID1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
+GID2=$(first_gid eroce2 "$(ipv4_gid 198.18.0.2)")
 DST_MAC=$(ns2 cat /sys/class/net/veth2/address)
 kmsg_mark
 debug_subset icrc_matches_scapy ||

@@ -109,11 +109,6 @@ responder_loss() {
 	counter_sum "$1" seq_err_naks_sent duplicate_requests
 }
 
-# first_gid DEV GID: the first GID table index holding GID
-first_gid() {
-	gid_indexes "$1" "$2" | head -n 1
-}
-
 # pair NAME SGID1 SGID2 ADDR ARGS...: server on eroce2 in ns2, client on
 # eroce1 in ns1; one subtest, ok when both ends exit 0
 pair() {

@@ -37,8 +37,8 @@ mcast() {
 ipv6_gids() {
 	wait_for 30 has_gid eroce1 "$(ipv6_gid 2001:db8::1)" &&
 		wait_for 30 has_gid eroce2 "$(ipv6_gid 2001:db8::2)" || return
-	G61=$(gid_indexes eroce1 "$(ipv6_gid 2001:db8::1)" | head -n 1) &&
-		G62=$(gid_indexes eroce2 "$(ipv6_gid 2001:db8::2)" | head -n 1) &&
+	G61=$(first_gid eroce1 "$(ipv6_gid 2001:db8::1)") &&
+		G62=$(first_gid eroce2 "$(ipv6_gid 2001:db8::2)") &&
 		[ -n "$G61" ] && [ -n "$G62" ]
 }
 
