@@ -198,6 +198,7 @@ static struct {
 	bool busy_poll;
 	bool verbose;
 	uint32_t rate_kbps;	/* -L: this side's QPs, ibv_modify_qp_rate_limit */
+	const char *gate;	/* -G: start the operations once this file exists */
 } opt = {
 	.gidx = 1,
 	.port = 18530,
@@ -1520,6 +1521,8 @@ static void usage(void)
 	       "  -t SECS       global timeout, exit 3 (default 600)\n"
 	       "  -P            busy-poll the CQs instead of completion events\n"
 	       "  -L KBPS       rate limit of this side's QPs (ibv_modify_qp_rate_limit)\n"
+	       "  -G FILE       connected, wait for FILE to exist before the operations\n"
+	       "                (several clients start their transfers together)\n"
 	       "  -v            verbose\n");
 	exit(2);
 }
@@ -1529,7 +1532,7 @@ int main(int argc, char **argv)
 	bool active;
 	int c, op, rc = 0;
 
-	while ((c = getopt(argc, argv, "d:g:p:i:q:w:b:S:r:o:a:A:m:s:Rt:PL:vh")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:p:i:q:w:b:S:r:o:a:A:m:s:Rt:PL:G:vh")) != -1) {
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'g': opt.gidx = atoi(optarg); break;
@@ -1569,6 +1572,7 @@ int main(int argc, char **argv)
 		case 't': opt.timeout = atoi(optarg); break;
 		case 'P': opt.busy_poll = true; break;
 		case 'L': opt.rate_kbps = strtoul(optarg, NULL, 0); break;
+		case 'G': opt.gate = optarg; break;
 		case 'v': opt.verbose = true; break;
 		default: usage();
 		}
@@ -1597,6 +1601,9 @@ int main(int argc, char **argv)
 	if (opt.p.ops & (1u << OP_ATOMIC))
 		printf("atomic: %" PRIu64 " per QP on %d counters, rounds of %d, up to %u outstanding\n",
 		       atomics_per_qp(), NCTR, ATOMIC_ROUND, atomic_window());
+	/* the line above says this side is connected; -t still bounds the wait */
+	while (opt.gate && access(opt.gate, F_OK))
+		usleep(10000);
 
 	for (op = 0; op < NUM_OPS; op++) {
 		struct timespec t0, t1;
