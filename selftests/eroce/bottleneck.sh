@@ -110,21 +110,20 @@ run_pair_why() {
 		ktap_diag "$f: $(grep -i -E 'error|fail|status|unable|couldn|exceed|cnt' \
 			"$RDMA_TMP/$f" | tr -s ' \t\n' ' ')"
 	done
-	ktap_diag "eroceA: $(stat_changes eroceA "$RDMA_TMP/statA")"
-	ktap_diag "eroceB: $(stat_changes eroceB "$RDMA_TMP/statB")"
+	ktap_diag "eroceA: $(stat_changes eroceA/1 "$RDMA_TMP/statA")"
+	ktap_diag "eroceB: $(stat_changes eroceB/1 "$RDMA_TMP/statB")"
 }
 
 # run_pair CC: both senders at once; sets DROPS, MARKS, CNPS, HANDLED
 run_pair() {
-	local cc=$1 ga gb gd rc=0 p1 p2 pa d0 m0 p0 cnp0 hnd0
+	local cc=$1 ga gb gd rc=0 p1 p2 pa d0 m0 p0 cnp0
 	ga=$(gid_index_of eroceA 198.18.10.2)
 	gb=$(gid_index_of eroceB 198.18.20.2)
 	gd=$(gid_index_of eroceD 198.18.30.2)
 	knobs "$cc" || return 1
 	d0=$(red_stat $NSR vR dropped) m0=$(red_stat $NSR vR marked) p0=$(red_stat $NSR vR sent)
 	cnp0=$(( $(devstat eroceD cnp_sent) ))
-	hnd0=$(( $(devstat eroceA cnp_handled) + $(devstat eroceB cnp_handled) ))
-	stat_snap eroceA "$RDMA_TMP/statA" && stat_snap eroceB "$RDMA_TMP/statB" || return 1
+	stat_snap eroceA/1 "$RDMA_TMP/statA" && stat_snap eroceB/1 "$RDMA_TMP/statB" || return 1
 	ip netns exec $NSD timeout "$(tmo 120)" ib_write_bw -d eroceD -x "$gd" -s 65536 -n "$ITERS" -p 18600 \
 		>"$RDMA_TMP/s1" 2>&1 &
 	p1=$!
@@ -147,7 +146,8 @@ run_pair() {
 	PASSED=$(( $(red_stat $NSR vR sent) - p0 ))
 	MARKS=$(( $(red_stat $NSR vR marked) - m0 ))
 	CNPS=$(( $(devstat eroceD cnp_sent) - cnp0 ))
-	HANDLED=$(( $(devstat eroceA cnp_handled) + $(devstat eroceB cnp_handled) - hnd0 ))
+	HANDLED=$(( $(stat_delta eroceA/1 "$RDMA_TMP/statA" cnp_handled) +
+		$(stat_delta eroceB/1 "$RDMA_TMP/statB" cnp_handled) ))
 	ktap_diag "cc $cc: ${SECONDS}s, bottleneck passed $PASSED dropped $DROPS marked $MARKS, CNPs sent $CNPS handled $HANDLED"
 	ktap_diag "cc $cc: A $(tail -n 2 "$RDMA_TMP/c1" | head -n 1)"
 	ktap_diag "cc $cc: B $(tail -n 2 "$RDMA_TMP/c2" | head -n 1)"
