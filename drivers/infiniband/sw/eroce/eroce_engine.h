@@ -160,7 +160,10 @@ struct eroce_opcode_info;
 /* a received packet on its way through the engines */
 struct eroce_rx {
 	struct eroce_dev *edev;
-	struct sk_buff *skb;
+	struct sk_buff *skb;		/* holds the BTH and what follows */
+	u32 truesize;			/* charged if kept (eroce_resp.c) */
+	/* the IP header it was sent with; valid while it is received */
+	const void *iph;
 	const struct eroce_opcode_info *info;
 	struct eroce_bth *bth;
 	u8 opcode;
@@ -298,7 +301,8 @@ void eroce_rate_ecn_ce(struct eroce_qp *qp);
 u32 eroce_rate_kbps(struct eroce_qp *qp);
 
 /* eroce_recv.c */
-int eroce_recv(struct sock *sk, struct sk_buff *skb);
+void eroce_recv_ready(struct sock *sk);
+void eroce_recv_looped(struct sk_buff *skb);
 void eroce_recv_deliver(struct eroce_dev *edev, struct eroce_rx *pkt,
 			const union ib_gid *sgid, struct eroce_qp *qp);
 

@@ -9,6 +9,7 @@
  * their namespace, so the pernet exit hook waits until every device of a
  * dying namespace has been unregistered (its netdev goes away with the
  * namespace) and the sockets are closed, before the namespace is freed.
+ * What arrives on the sockets goes to eroce_recv_ready() (eroce_recv.c).
  *
  * Context: process context only (device creation and teardown, pernet
  * exit).  Locks: eroce_net_lock (mutex) guards eroce_net_list and every
@@ -18,6 +19,7 @@
 #include <linux/wait.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
+#include <net/sock.h>
 #include <net/udp_tunnel.h>
 
 #include "eroce.h"
@@ -30,15 +32,18 @@ struct eroce_net {
 	unsigned int users;		/* devices using the sockets */
 };
 
+/* room in a socket's receive queue (the kernel doubles it) */
+#define EROCE_NET_RCVBUF	(4 << 20)
+
 static DEFINE_MUTEX(eroce_net_lock);
 static LIST_HEAD(eroce_net_list);
 static DECLARE_WAIT_QUEUE_HEAD(eroce_net_released);
 
 static struct socket *eroce_net_sock_open(struct net *net, bool ipv6)
 {
-	struct udp_tunnel_sock_cfg tnl_cfg = {};
 	struct udp_port_cfg udp_cfg = {};
 	struct socket *sock;
+	struct sock *sk;
 	int err;
 
 	if (ipv6) {
@@ -49,17 +54,29 @@ static struct socket *eroce_net_sock_open(struct net *net, bool ipv6)
 	}
 	udp_cfg.local_udp_port = htons(EROCE_ROCEV2_UDP_PORT);
 
+	/*
+	 * RoCEv2 senders may leave the UDP checksum zero even over IPv6;
+	 * use_udp6_rx_checksums stays false so such packets are accepted.
+	 */
 	err = udp_sock_create(net, &udp_cfg, &sock);
 	if (err)
 		return ERR_PTR(err);
 
 	/*
-	 * RoCEv2 senders may leave the UDP checksum zero even over IPv6;
-	 * use_udp6_rx_checksums stays false so such packets are accepted.
+	 * A plain UDP socket, not a tunnel's: the stack cuts a GSO skb into
+	 * its segments before a tunnel's encap_rcv sees them, but queues it
+	 * whole for a socket that accepts GSO, so eroce_recv_ready() takes a
+	 * batch at once (Documentation/design.rst, "Batched receive").  The
+	 * queue holds an skb only until that hook, called right after, takes
+	 * it off; the buffer limit only has to let every CPU's one through.
 	 */
-	tnl_cfg.encap_type = 1;
-	tnl_cfg.encap_rcv = eroce_recv;
-	setup_udp_tunnel_sock(net, sock, &tnl_cfg);
+	sk = sock->sk;
+	inet_sk(sk)->mc_loop = 0;
+	udp_allow_gso(sk);
+	sock_set_rcvbuf(sk, EROCE_NET_RCVBUF);
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = eroce_recv_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
 	return sock;
 }
 

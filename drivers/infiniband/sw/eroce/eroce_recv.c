@@ -25,6 +25,7 @@
 #include <linux/udp.h>
 #include <net/addrconf.h>
 #include <net/inet_ecn.h>
+#include <net/udp.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
@@ -42,6 +43,24 @@
 				    ##__VA_ARGS__);			\
 	} while (0)
 
+/* what the packets of one skb (a packet or a batch) have in common */
+struct eroce_recv_ctx {
+	struct eroce_dev *edev;
+	struct net_device *ndev;	/* the receiving netdev */
+	union ib_gid sgid;
+	union ib_gid dgid;
+	bool ipv4;
+	bool mcast;			/* dgid is a multicast group */
+	u8 iph_len;
+	int vlan_id;			/* ndev's, or -1 */
+	u32 truesize;			/* a kept packet's charge, 0: its skb's */
+	enum {
+		EROCE_DGID_UNKNOWN,
+		EROCE_DGID_OURS,
+		EROCE_DGID_NOT_OURS,
+	} dgid_state;
+};
+
 static struct eroce_dev *eroce_recv_dev(struct net_device *ndev)
 {
 	struct eroce_dev *edev = eroce_dev_get_by_netdev(ndev);
@@ -52,31 +71,34 @@ static struct eroce_dev *eroce_recv_dev(struct net_device *ndev)
 }
 
 /* the packet's source and destination addresses as GIDs */
-static void eroce_recv_gids(struct sk_buff *skb, union ib_gid *sgid,
+static void eroce_recv_gids(const void *iph, union ib_gid *sgid,
 			    union ib_gid *dgid)
 {
-	if (ip_hdr(skb)->version == 4) {
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr,
-				       (struct in6_addr *)sgid);
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
-				       (struct in6_addr *)dgid);
+	const struct iphdr *ip4 = iph;
+	const struct ipv6hdr *ip6 = iph;
+
+	if (ip4->version == 4) {
+		ipv6_addr_set_v4mapped(ip4->saddr, (struct in6_addr *)sgid);
+		ipv6_addr_set_v4mapped(ip4->daddr, (struct in6_addr *)dgid);
 	} else {
-		memcpy(sgid, &ipv6_hdr(skb)->saddr, sizeof(*sgid));
-		memcpy(dgid, &ipv6_hdr(skb)->daddr, sizeof(*dgid));
+		memcpy(sgid, &ip6->saddr, sizeof(*sgid));
+		memcpy(dgid, &ip6->daddr, sizeof(*dgid));
 	}
 }
 
-static bool eroce_recv_icrc_ok(struct sk_buff *skb)
+/* @len bytes from the BTH through the ICRC, at least BTH + ICRC */
+static bool eroce_recv_icrc_ok(const struct eroce_recv_ctx *rx,
+			       const void *iph, const struct udphdr *udph,
+			       const u8 *bth, u32 len)
 {
-	u8 *nh = skb_network_header(skb);
-	u32 len = skb_tail_pointer(skb) - nh;
+	u32 body = len - EROCE_BTH_BYTES - EROCE_ICRC_BYTES;
 	__le32 icrc;
+	u32 crc;
 
-	if (len < EROCE_ICRC_BYTES ||
-	    eroce_icrc_linear(nh, len - EROCE_ICRC_BYTES, &icrc))
-		return false;
-	return !memcmp(&icrc, skb_tail_pointer(skb) - EROCE_ICRC_BYTES,
-		       EROCE_ICRC_BYTES);
+	crc = eroce_icrc_begin(iph, rx->iph_len, udph, bth);
+	crc = eroce_icrc_update(crc, bth + EROCE_BTH_BYTES, body);
+	icrc = eroce_icrc_final(crc);
+	return !memcmp(&icrc, bth + len - EROCE_ICRC_BYTES, EROCE_ICRC_BYTES);
 }
 
 static bool eroce_recv_qp_state_ok(struct eroce_qp *qp, u32 flags)
@@ -90,10 +112,10 @@ static bool eroce_recv_qp_state_ok(struct eroce_qp *qp, u32 flags)
 }
 
 /* did a switch on the way mark the packet Congestion Experienced? */
-static bool eroce_recv_ecn_ce(struct sk_buff *skb)
+static bool eroce_recv_ecn_ce(const void *iph)
 {
-	u8 tos = ip_hdr(skb)->version == 4 ? ip_hdr(skb)->tos :
-		 ipv6_get_dsfield(ipv6_hdr(skb));
+	const struct iphdr *ip4 = iph;
+	u8 tos = ip4->version == 4 ? ip4->tos : ipv6_get_dsfield(iph);
 
 	return INET_ECN_is_ce(tos);
 }
@@ -175,7 +197,7 @@ void eroce_recv_deliver(struct eroce_dev *edev, struct eroce_rx *pkt,
 			      qpn);
 		goto out_unlock;
 	}
-	if (eroce_recv_ecn_ce(pkt->skb)) {
+	if (eroce_recv_ecn_ce(pkt->iph)) {
 		eroce_stat_inc(edev, EROCE_CNT_ECN_CE_RCVD);
 		eroce_rate_ecn_ce(qp);
 	}
@@ -220,94 +242,291 @@ static void eroce_recv_mcast(struct eroce_dev *edev, struct eroce_rx *pkt,
 			      "no QP attached to group %pI6", mgid);
 }
 
-/**
- * eroce_recv() - the UDP tunnel receive hook of the RoCEv2 sockets
- * @sk: the namespace's UDP/4791 socket
- * @skb: the packet, skb->data at the UDP header
- *
- * Return: 0, the packet is always consumed.
- */
-int eroce_recv(struct sock *sk, struct sk_buff *skb)
+/* is the destination address ours? Looked up once per skb */
+static bool eroce_recv_dgid_ok(struct eroce_recv_ctx *rx)
 {
-	struct eroce_hdr_info hi;
-	union ib_gid sgid, dgid;
 	const struct ib_gid_attr *gattr;
-	struct eroce_dev *edev;
+
+	if (rx->dgid_state == EROCE_DGID_UNKNOWN) {
+		gattr = rdma_find_gid_by_port(&rx->edev->ibdev, &rx->dgid,
+					      IB_GID_TYPE_ROCE_UDP_ENCAP, 1,
+					      rx->ndev);
+		rx->dgid_state = IS_ERR(gattr) ? EROCE_DGID_NOT_OURS :
+						 EROCE_DGID_OURS;
+		if (!IS_ERR(gattr))
+			rdma_put_gid_attr(gattr);
+	}
+	return rx->dgid_state == EROCE_DGID_OURS;
+}
+
+/*
+ * One RoCEv2 packet: @len bytes from the BTH at @bth through the ICRC,
+ * held by @skb, with @iph and @udph the IP and UDP headers it was sent
+ * with (a batch's packets each get their own: see eroce_recv_batch()).
+ */
+static void eroce_recv_pkt(struct eroce_recv_ctx *rx, struct sk_buff *skb,
+			   const void *iph, const struct udphdr *udph,
+			   u8 *bth, u32 len)
+{
+	struct eroce_dev *edev = rx->edev;
+	struct eroce_hdr_info hi;
 	struct eroce_rx pkt;
-	bool mcast;
 	int err;
 
-	edev = eroce_recv_dev(skb->dev);
-	if (!edev) {
-		net_dbg_ratelimited("eroce: drop: no device on %s\n",
-				    skb->dev ? netdev_name(skb->dev) : "?");
-		goto out_free;
-	}
-
-	if (skb_linearize(skb)) {
-		eroce_rx_drop(edev, DROP_NOMEM, "cannot linearize");
-		goto out_put_dev;
-	}
-	__skb_pull(skb, sizeof(struct udphdr));
-
-	err = eroce_hdr_check(skb->data, skb->len, &hi);
+	err = eroce_hdr_check(bth, len, &hi);
 	if (err == -EOPNOTSUPP) {
 		eroce_rx_drop(edev, DROP_BAD_OPCODE, "opcode %#x",
-			      skb->len ? skb->data[0] : 0);
-		goto out_put_dev;
+			      len ? bth[0] : 0);
+		return;
 	}
-	if (err && skb->len < EROCE_BTH_BYTES + EROCE_ICRC_BYTES) {
-		eroce_rx_drop(edev, DROP_SHORT, "%u bytes", skb->len);
-		goto out_put_dev;
+	if (err && len < EROCE_BTH_BYTES + EROCE_ICRC_BYTES) {
+		eroce_rx_drop(edev, DROP_SHORT, "%u bytes", len);
+		return;
 	}
 	if (err) {
 		eroce_rx_drop(edev, DROP_BAD_HEADER, "malformed headers (%d)",
 			      err);
-		goto out_put_dev;
+		return;
 	}
 
-	if (!eroce_recv_icrc_ok(skb)) {
+	if (!eroce_recv_icrc_ok(rx, iph, udph, bth, len)) {
 		eroce_rx_drop(edev, DROP_ICRC, "bad ICRC");
-		goto out_put_dev;
+		return;
 	}
 
-	eroce_recv_gids(skb, &sgid, &dgid);
-	mcast = rdma_is_multicast_addr((struct in6_addr *)dgid.raw);
-	if (!mcast) {
-		gattr = rdma_find_gid_by_port(&edev->ibdev, &dgid,
-					      IB_GID_TYPE_ROCE_UDP_ENCAP, 1,
-					      skb->dev);
-		if (IS_ERR(gattr)) {
-			eroce_rx_drop(edev, DROP_BAD_DGID,
-				      "destination %pI6 is not ours", &dgid);
-			goto out_put_dev;
-		}
-		rdma_put_gid_attr(gattr);
+	if (!rx->mcast && !eroce_recv_dgid_ok(rx)) {
+		eroce_rx_drop(edev, DROP_BAD_DGID,
+			      "destination %pI6 is not ours", &rx->dgid);
+		return;
 	}
 
 	eroce_stat_inc(edev, EROCE_CNT_RX_PACKETS);
-	eroce_stat_add(edev, EROCE_CNT_RX_BYTES, skb->len);
+	eroce_stat_add(edev, EROCE_CNT_RX_BYTES, len);
 
 	pkt.edev = edev;
 	pkt.skb = skb;
+	pkt.truesize = rx->truesize ?: skb->truesize;
+	pkt.iph = iph;
 	pkt.info = hi.op;
-	pkt.bth = (struct eroce_bth *)skb->data;
+	pkt.bth = (struct eroce_bth *)bth;
 	pkt.opcode = pkt.bth->opcode;
 	pkt.psn = eroce_bth_psn(pkt.bth);
-	pkt.payload = skb->data + hi.op->hdr_len;
+	pkt.payload = bth + hi.op->hdr_len;
 	pkt.paylen = hi.paylen;
-	pkt.vlan_id = is_vlan_dev(skb->dev) ? vlan_dev_vlan_id(skb->dev) : -1;
+	pkt.vlan_id = rx->vlan_id;
 
-	if (mcast)
-		eroce_recv_mcast(edev, &pkt, &sgid, &dgid);
+	if (rx->mcast)
+		eroce_recv_mcast(edev, &pkt, &rx->sgid, &rx->dgid);
 	else if (hi.op->flags & EROCE_OPF_CNP)
-		eroce_recv_cnp(edev, &pkt, &sgid);
+		eroce_recv_cnp(edev, &pkt, &rx->sgid);
 	else
-		eroce_recv_qp(edev, &pkt, &sgid);
+		eroce_recv_qp(edev, &pkt, &rx->sgid);
+}
+
+/* an skb that holds one packet, skb->data at its BTH */
+static void eroce_recv_one(struct eroce_recv_ctx *rx, struct sk_buff *skb)
+{
+	if (skb_linearize(skb)) {
+		eroce_rx_drop(rx->edev, DROP_NOMEM, "cannot linearize");
+		return;
+	}
+	eroce_recv_pkt(rx, skb, skb_network_header(skb), udp_hdr(skb),
+		       skb->data, skb->len);
+}
+
+/*
+ * Is @skb a batch as eroce sends them (eroce_xmit_gso()): its first
+ * packet in the head's linear part, each further one a linear skb of its
+ * frag_list, all gso_size long but the last, which may be shorter?
+ */
+static bool eroce_recv_batch_walkable(const struct sk_buff *skb)
+{
+	const struct skb_shared_info *shinfo = skb_shinfo(skb);
+	u32 seg_len = shinfo->gso_size;
+	const struct sk_buff *seg;
+	u32 len = seg_len;
+
+	if (shinfo->gso_type & ~(SKB_GSO_UDP_L4 | SKB_GSO_TCP_FIXEDID |
+				 SKB_GSO_DODGY) ||
+	    !(shinfo->gso_type & SKB_GSO_UDP_L4) ||
+	    !seg_len || shinfo->nr_frags || skb_headlen(skb) != seg_len)
+		return false;
+	skb_walk_frags(skb, seg) {
+		if (skb_is_nonlinear(seg) || !seg->len || seg->len > seg_len ||
+		    (seg->len < seg_len && seg->next))
+			return false;
+		len += seg->len;
+	}
+	return len == skb->len;
+}
+
+/*
+ * Packet @idx of a batch: the headers segmentation would have given it
+ * (the batch's, with its own lengths and the IPv4 ID advanced @idx
+ * times), which its ICRC covers.
+ */
+static void eroce_recv_batch_pkt(struct eroce_recv_ctx *rx,
+				 struct sk_buff *skb, const struct sk_buff *head,
+				 u16 idx, u8 *bth, u32 len)
+{
+	u8 iph[EROCE_IPV4_HDR_MAX];
+	struct udphdr udph = *udp_hdr(head);
+	u16 udp_len = sizeof(udph) + len;
+
+	memcpy(iph, skb_network_header(head), rx->iph_len);
+	if (rx->ipv4) {
+		struct iphdr *ip4 = (struct iphdr *)iph;
+
+		ip4->tot_len = htons(rx->iph_len + udp_len);
+		if (!(skb_shinfo(head)->gso_type & SKB_GSO_TCP_FIXEDID))
+			ip4->id = htons(ntohs(ip4->id) + idx);
+	} else {
+		((struct ipv6hdr *)iph)->payload_len = htons(udp_len);
+	}
+	udph.len = htons(udp_len);
+	eroce_recv_pkt(rx, skb, iph, &udph, bth, len);
+}
+
+/*
+ * A batch taken whole from the socket: walk its packets in one pass, each
+ * validated as if it had come alone.  Unless the batch is shared with
+ * someone else (a packet tap's clone), its frag_list is detached first,
+ * so that a packet kept for selective repeat pins its own skb and not
+ * the whole batch.
+ */
+static void eroce_recv_batch(struct eroce_recv_ctx *rx, struct sk_buff *head)
+{
+	struct sk_buff *list = skb_shinfo(head)->frag_list;
+	bool detach = !skb_cloned(head) && !skb_shared(head);
+	struct sk_buff *seg, *next;
+	u16 idx = 0;
+
+	eroce_stat_inc(rx->edev, EROCE_CNT_RX_BATCHES);
+	if (detach) {
+		skb_shinfo(head)->frag_list = NULL;
+		skb_list_walk_safe(list, seg, next)
+			head->truesize -= seg->truesize;
+		head->len = skb_headlen(head);
+		head->data_len = 0;
+	} else {
+		/* kept packets pin the batch: charge each a share of it */
+		rx->truesize = head->truesize / skb_shinfo(head)->gso_segs ?: 1;
+	}
+
+	eroce_recv_batch_pkt(rx, head, head, idx++, head->data,
+			     skb_headlen(head));
+	skb_list_walk_safe(list, seg, next) {
+		if (detach)
+			skb_mark_not_on_list(seg);
+		eroce_recv_batch_pkt(rx, seg, head, idx++, seg->data, seg->len);
+		if (detach)
+			consume_skb(seg);
+	}
+}
+
+/* any other GSO skb: segmented as the UDP stack would, one by one; consumes @skb */
+static void eroce_recv_segment(struct eroce_recv_ctx *rx, struct sock *sk,
+			       struct sk_buff *skb)
+{
+	struct sk_buff *segs, *seg, *next;
+
+	eroce_stat_inc(rx->edev, EROCE_CNT_RX_SEGMENTED);
+	__skb_push(skb, -skb_mac_offset(skb));
+	segs = udp_rcv_segment(sk, skb, rx->ipv4);	/* consumes skb */
+	if (!segs) {
+		eroce_rx_drop(rx->edev, DROP_NOMEM, "cannot segment");
+		return;
+	}
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		__skb_pull(seg, skb_transport_offset(seg) +
+			   sizeof(struct udphdr));
+		eroce_recv_one(rx, seg);
+		kfree_skb(seg);
+	}
+}
+
+/*
+ * eroce_recv_skb() - receive a packet or a batch of packets
+ * @sk: the namespace's UDP/4791 socket it came through, or NULL (looped
+ *	back by eroce_xmit.c: never a batch, its UDP checksum unset)
+ * @skb: skb->data at the first BTH, skb->dev the receiving netdev;
+ *	consumed
+ */
+static void eroce_recv_skb(struct sock *sk, struct sk_buff *skb)
+{
+	struct eroce_recv_ctx rx = {};
+
+	rx.ndev = skb->dev;
+	rx.edev = eroce_recv_dev(rx.ndev);
+	if (!rx.edev) {
+		net_dbg_ratelimited("eroce: drop: no device on %s\n",
+				    rx.ndev ? netdev_name(rx.ndev) : "?");
+		goto out_free;
+	}
+
+	/* the UDP stack left the checksum to us, as it does for recvmsg() */
+	if (sk && !skb_csum_unnecessary(skb) && __skb_checksum_complete(skb)) {
+		eroce_rx_drop(rx.edev, DROP_UDP_CSUM, "bad UDP checksum");
+		goto out_put_dev;
+	}
+
+	rx.ipv4 = ip_hdr(skb)->version == 4;
+	rx.iph_len = rx.ipv4 ? ip_hdrlen(skb) : sizeof(struct ipv6hdr);
+	eroce_recv_gids(skb_network_header(skb), &rx.sgid, &rx.dgid);
+	rx.mcast = rdma_is_multicast_addr((struct in6_addr *)rx.dgid.raw);
+	rx.vlan_id = is_vlan_dev(rx.ndev) ? vlan_dev_vlan_id(rx.ndev) : -1;
+
+	if (!skb_is_gso(skb)) {
+		eroce_recv_one(&rx, skb);
+	} else if (eroce_recv_batch_walkable(skb)) {
+		eroce_recv_batch(&rx, skb);
+	} else if (sk) {
+		eroce_recv_segment(&rx, sk, skb);
+		skb = NULL;
+	} else {
+		eroce_rx_drop(rx.edev, DROP_BAD_HEADER, "looped-back GSO skb");
+	}
 
 out_put_dev:
-	ib_device_put(&edev->ibdev);
+	ib_device_put(&rx.edev->ibdev);
 out_free:
 	kfree_skb(skb);
-	return 0;
+}
+
+/**
+ * eroce_recv_ready() - the sk_data_ready hook of the RoCEv2 sockets
+ * @sk: the namespace's UDP/4791 socket, which has just queued a packet or
+ *	a batch of them
+ *
+ * The UDP stack queues what arrives for a socket that accepts GSO whole,
+ * and then calls this in the same softirq: take one skb off the queue,
+ * as many as were queued.  The UDP stack has overwritten skb->dev; the
+ * receiving netdev is skb->skb_iif.
+ */
+void eroce_recv_ready(struct sock *sk)
+{
+	struct sk_buff *skb;
+	int off = 0, err;
+
+	skb = __skb_recv_udp(sk, MSG_DONTWAIT, &off, &err);
+	if (!skb)
+		return;
+
+	rcu_read_lock();
+	skb->dev = dev_get_by_index_rcu(sock_net(sk), skb->skb_iif);
+	eroce_recv_skb(sk, skb);
+	rcu_read_unlock();
+}
+
+/**
+ * eroce_recv_looped() - receive a packet eroce_xmit.c looped back
+ * @skb: skb->data at the BTH, skb->dev the netdev (the caller holds it);
+ *	consumed
+ *
+ * Context: bottom halves off.
+ */
+void eroce_recv_looped(struct sk_buff *skb)
+{
+	eroce_recv_skb(NULL, skb);
 }

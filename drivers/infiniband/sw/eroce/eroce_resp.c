@@ -973,7 +973,7 @@ static bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
 	slot = &resp->ooo[eroce_sr_slot(pkt->psn)];
 	if (slot->skb)
 		return slot->pkt.psn == pkt->psn;
-	slot->truesize = pkt->skb->truesize;
+	slot->truesize = pkt->truesize;
 	if (atomic_add_return(slot->truesize, &edev->ooo_bytes) >
 	    EROCE_OOO_BUDGET) {
 		atomic_sub(slot->truesize, &edev->ooo_bytes);
@@ -990,6 +990,7 @@ static bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
 	skb_dst_drop(slot->skb);
 	slot->skb->dev = NULL;
 	slot->pkt = *pkt;
+	slot->pkt.iph = NULL;
 	resp->ooo_count++;
 	return true;
 }
@@ -1119,7 +1120,7 @@ static void eroce_resp_ud(struct eroce_qp *qp, struct eroce_rx *pkt)
 						  EROCE_HDR_DETH);
 	struct eroce_resp *resp = &qp->eng.resp;
 	u8 grh[EROCE_GRH_BYTES] = {};
-	struct sk_buff *skb = pkt->skb;
+	const struct iphdr *iph = pkt->iph;
 	int err;
 
 	if (eroce_deth_qkey(deth) != READ_ONCE(qp->attrs.qkey)) {
@@ -1139,11 +1140,11 @@ static void eroce_resp_ud(struct eroce_qp *qp, struct eroce_rx *pkt)
 	}
 
 	/* RoCEv2: the IP header stands in for the GRH (IPv4 right-aligned) */
-	if (ip_hdr(skb)->version == 4)
-		memcpy(grh + EROCE_GRH_BYTES - sizeof(struct iphdr),
-		       skb_network_header(skb), sizeof(struct iphdr));
+	if (iph->version == 4)
+		memcpy(grh + EROCE_GRH_BYTES - sizeof(struct iphdr), iph,
+		       sizeof(struct iphdr));
 	else
-		memcpy(grh, skb_network_header(skb), EROCE_GRH_BYTES);
+		memcpy(grh, iph, EROCE_GRH_BYTES);
 
 	/* a malformed receive WQE (err) completes in error like a short one */
 	if (!err)
@@ -1167,7 +1168,7 @@ static void eroce_resp_ud(struct eroce_qp *qp, struct eroce_rx *pkt)
 	}
 	eroce_resp_complete_rwqe(qp, pkt, IB_WC_RECV, resp->rcv_len,
 				 eroce_deth_sqp(deth),
-				 EROCE_WC_GRH | (ip_hdr(skb)->version == 4 ?
+				 EROCE_WC_GRH | (iph->version == 4 ?
 						 EROCE_WC_IPV4 : 0));
 }
 

@@ -185,8 +185,8 @@ static int eroce_xmit_loopback(struct eroce_dev *edev,
 	dev_hold(ndev);
 	skb->dev = ndev;
 	skb->pkt_type = PACKET_HOST;
-	/* as the UDP tunnel hands packets over: data at the UDP header */
-	__skb_pull(skb, skb_transport_offset(skb));
+	/* as eroce_recv_looped() takes them: data at the BTH */
+	__skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
 	skb_queue_tail(&edev->lo_queue, skb);
 	schedule_work(&edev->lo_work);
 	return 0;
@@ -202,7 +202,7 @@ void eroce_xmit_loopback_work(struct work_struct *work)
 	while ((skb = skb_dequeue(&edev->lo_queue))) {
 		struct net_device *ndev = skb->dev;
 
-		eroce_recv(NULL, skb);
+		eroce_recv_looped(skb);
 		dev_put(ndev);		/* held by eroce_xmit_loopback() */
 	}
 	local_bh_enable();
