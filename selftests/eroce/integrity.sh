@@ -9,7 +9,10 @@
 # WRs, message sizes around MTU boundaries and random, multi-SGE WRs) once
 # per operation, once over the IPv6 GID, and once more with netem dropping
 # 1% of the packets on both veth ends, where the retransmit counters of
-# `rdma statistic` must move.  The kernel log must stay free of splats.
+# `rdma statistic` must move.  eroce1's WRITE batches must reach eroce2
+# whole (rx_batches moves, rx_segmented stays 0), and a WRITE run again
+# while a packet socket on veth2 holds clones of them (batches walked in
+# place) must arrive intact too.  The kernel log must stay free of splats.
 #
 #   ns1: veth1 198.18.0.1 2001:db8::1 (eroce1) <-> ns2: veth2 .2 ::2 (eroce2)
 #
@@ -26,6 +29,7 @@ set -u -o pipefail
 . "$(dirname "$0")/../lib_rdma.sh"
 
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
+PY=/usr/bin/python3
 # the debug kernel (lib.sh) moves 1/8: 48M -> 6M, 2M -> 256k, 4M -> 512k;
 # under loss and
 # the other impairments only 1/4 (4M -> 1M, 1M -> 256k), which still gives
@@ -49,11 +53,11 @@ mkdir -p "$OUT"
 # the debug kernel's subset (lib.sh debug_subset): every operation (SEND,
 # WRITE with WRITE_WITH_IMM, READ; multi-SGE, sizes around the MTU) once,
 # over IPv6, WRITE under 1% loss (retransmissions from inside
-# multi-SGE WRs), and the IPv4 SEND run (4 QPs against a receiver slower
+# multi-SGE WRs), the IPv4 SEND run (4 QPs against a receiver slower
 # than the QP timeout: where RC collapsed before the window after a
-# timeout); the other IPv4 runs per operation, the other direction, the
+# timeout) and the tapped WRITE (batches shared with a tap); the other IPv4 runs per operation, the other direction, the
 # other operations under loss and the other impairments are skips
-DEBUG_KEEP="send ipv6_all_ops loss_write loss_atomic full_queue_all_ops"
+DEBUG_KEEP="send ipv6_all_ops loss_write loss_atomic full_queue_all_ops write_tapped"
 
 # the pair of lib_rdma.sh, and its IPv6 GIDs
 setup() {
@@ -140,20 +144,48 @@ pair() {
 }
 
 test_lossless() {
-	local g1 g2 g61 g62
+	local g1 g2 g61 g62 rb
 
 	g1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
 	g2=$(first_gid eroce2 "$(ipv4_gid 198.18.0.2)")
 	g61=$(first_gid eroce1 "$(ipv6_gid 2001:db8::1)")
 	g62=$(first_gid eroce2 "$(ipv6_gid 2001:db8::2)")
 	pair send "$g1" "$g2" 198.18.0.2 -o send -b "$BYTES" -s 11
+	rb=$(counter eroce2 rx_batches)
 	pair write "$g1" "$g2" 198.18.0.2 -o write -b "$BYTES" -s 12
+	# eroce1's batches crossed the veth whole and were walked whole
+	rb=$(( $(counter eroce2 rx_batches) - rb ))
+	debug_subset write_batches_received_whole ||
+		ktap_result write_batches_received_whole \
+			"$([ "$rb" -gt 0 ] && [ "$(counter eroce2 rx_segmented)" = 0 ]; echo $?)" \
+			"eroce2 rx_batches +$rb, rx_segmented $(counter eroce2 rx_segmented)"
+	# the same with a packet socket on veth2 that holds a clone of each
+	# batch: batches shared with it are walked in place
+	debug_subset write_tapped || test_tapped "$g1" "$g2"
 	pair read "$g1" "$g2" 198.18.0.2 -o read -b "$BYTES" -s 13
 	# the other direction, small messages only (many packets per byte)
 	pair reverse_small_msgs "$g1" "$g2" 198.18.0.2 -R -S 1100 -b "$SMALL_BYTES" -s 14
 	pair ipv6_all_ops "$g61" "$g62" 2001:db8::2 -b "$V6_BYTES" -s 15
 	# FETCH_ADD and CMP_SWAP, every original value checked
 	pair atomic "$g1" "$g2" 198.18.0.2 -o atomic -a "$ATOMICS" -s 16
+}
+
+# test_tapped GID1 GID2: a WRITE run while an AF_PACKET socket on veth2,
+# never read, keeps (up to its 16 MiB) clones of what eroce2 receives
+test_tapped() {
+	local tap
+
+	ns2 "$PY" -c 'import socket, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUFFORCE, 16 << 20)
+s.bind(("veth2", 0))
+print("tapping", flush=True)
+time.sleep(600)' >"$OUT/tap.out" 2>&1 &
+	tap=$!
+	wait_for 60 grep -q tapping "$OUT/tap.out"
+	pair write_tapped "$1" "$2" 198.18.0.2 -o write -b "$SMALL_BYTES" -s 17
+	kill "$tap" 2>/dev/null
+	wait "$tap" 2>/dev/null
 }
 
 test_loss() {
@@ -238,7 +270,7 @@ test_full_queue() {
 	ktap_diag "tx_errors: eroce1 +$e1, eroce2 +$e2"
 }
 
-ktap_plan 20
+ktap_plan 22
 [ -x "$TOOL" ] || ktap_bail "$TOOL not built (make -C selftests/tools)"
 require setup
 kmsg_mark

@@ -70,9 +70,10 @@ class Wire:
         self.s.bind((iface, 0))
         self.src_mac, self.dst_mac, self.dst_ip = src_mac, dst_mac, dst_ip
 
-    def frame(self, l4, src_ip, good_icrc=True, cut=None):
+    def frame(self, l4, src_ip, good_icrc=True, cut=None, bad_udp_csum=False):
         """l4 = BTH onwards without ICRC; cut = keep only that many UDP
-        payload bytes (ICRC computed over what is kept, then appended)."""
+        payload bytes (ICRC computed over what is kept, then appended);
+        bad_udp_csum = a UDP checksum, wrong (the ICRC does not cover it)."""
         sport = random.randint(0xc000, 0xffff)
         if cut is not None:
             l4 = l4[:cut]
@@ -85,11 +86,27 @@ class Wire:
         if not good_icrc:
             crc = bytes(x ^ 0x5a for x in crc)
         b[-4:] = crc
+        if bad_udp_csum:    # the right one, changed; never 0 (none)
+            ip = IP(bytes(b[14:]))
+            del ip[UDP].chksum
+            csum = IP(raw(ip))[UDP].chksum
+            b[40:42] = struct.pack('!H', csum ^ 0x5a5a or 0x1234)
         return bytes(b)
 
     def send(self, frame, count=1):
         for _ in range(count):
             self.s.send(frame)
+
+
+def segment_send(dst_ip, l4, n):
+    """n copies of l4 with a bad ICRC in one UDP_SEGMENT send to dst_ip."""
+    import socket
+    udp_segment = 103   # linux/udp.h
+    pkt = l4 + b'\xde\xad\xbe\xef'
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_UDP, udp_segment, len(pkt))
+    s.sendto(pkt * n, (dst_ip, ROCE_PORT))
+    s.close()
 
 
 def selftest():
@@ -213,6 +230,9 @@ def run_barrage(a):
     cases = [
         ('bad_icrc', w.frame(rc(RC_SEND_ONLY) + send_pl, peer, good_icrc=False),
          ['rx_drop_icrc']),
+        ('bad_udp_checksum', w.frame(rc(RC_SEND_ONLY) + send_pl, peer,
+                                     bad_udp_csum=True),
+         ['rx_drop_udp_checksum']),
         ('bad_opcode_0x1f', w.frame(rc(0x1f) + send_pl, peer),
          ['rx_drop_bad_opcode']),
         ('bad_opcode_0xff', w.frame(rc(0xff) + send_pl, peer),
@@ -273,7 +293,7 @@ def run_barrage(a):
             r = random.getrandbits(32)
         return r
 
-    k = Ktap(len(cases) + 2 + len(fatal_cases) * 3 + 1)
+    k = Ktap(len(cases) + 3 + len(fatal_cases) * 3 + 1)
     k.diag('victim: pair %s, ud %s' % (p, ud))
     for name, frame, want in cases:
         b = counters(dev)
@@ -283,6 +303,18 @@ def run_barrage(a):
         moved = [c for c in want if d.get(c, 0) >= 1]
         k.diag('%s: %s' % (name, d))
         k.result(name, bool(moved), 'none of %s moved (delta %s)' % (want, d))
+
+    # a local UDP_SEGMENT send: one GSO packet of 4 forged ones (bad
+    # ICRCs), not laid out as eroce's batches, must be cut up and each
+    # of its packets dropped on its own
+    b = counters(dev)
+    segment_send(a.dst_ip, rc(RC_SEND_ONLY) + send_pl, 4)
+    settle()
+    d = delta(b, counters(dev))
+    k.diag('gso_segmented: %s' % d)
+    k.result('gso_segmented', d.get('rx_segmented', 0) == 1 and
+             d.get('rx_drop_icrc', 0) == 4,
+             'want rx_segmented +1 and rx_drop_icrc +4 (delta %s)' % d)
 
     # nothing so far may have cost the victim its connection
     ok, line = v.ping(p)

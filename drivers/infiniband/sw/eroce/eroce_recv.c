@@ -424,7 +424,33 @@ static void eroce_recv_batch(struct eroce_recv_ctx *rx, struct sk_buff *head)
 	}
 }
 
-/* any other GSO skb: segmented as the UDP stack would, one by one; consumes @skb */
+/*
+ * Any other UDP GSO skb (a local program's UDP_SEGMENT send): made linear
+ * and cut every gso_size bytes, each packet with the headers segmentation
+ * would have given it, as in a batch.
+ */
+static void eroce_recv_cut(struct eroce_recv_ctx *rx, struct sk_buff *skb)
+{
+	u32 seg_len = skb_shinfo(skb)->gso_size;
+	u32 off;
+	u16 idx;
+
+	eroce_stat_inc(rx->edev, EROCE_CNT_RX_SEGMENTED);
+	if (!seg_len || skb->len > U16_MAX || skb_linearize(skb)) {
+		eroce_rx_drop(rx->edev, DROP_NOMEM, "cannot cut a GSO skb");
+		return;
+	}
+	/* kept packets pin the skb: charge each a share of it */
+	rx->truesize = skb->truesize / DIV_ROUND_UP(skb->len, seg_len) ?: 1;
+	for (off = 0, idx = 0; off < skb->len; off += seg_len, idx++)
+		eroce_recv_batch_pkt(rx, skb, skb, idx, skb->data + off,
+				     min(seg_len, skb->len - off));
+}
+
+/*
+ * A fraglist GRO skb (a netdev with rx-gro-list on): segmented as the UDP
+ * stack would, its packets received one by one; consumes @skb.
+ */
 static void eroce_recv_segment(struct eroce_recv_ctx *rx, struct sock *sk,
 			       struct sk_buff *skb)
 {
@@ -444,6 +470,15 @@ static void eroce_recv_segment(struct eroce_recv_ctx *rx, struct sock *sk,
 		eroce_recv_one(rx, seg);
 		kfree_skb(seg);
 	}
+}
+
+/* what recvmsg() would count in the namespace's UDP statistics */
+static void eroce_recv_udp_stat(struct sock *sk, int field)
+{
+	if (sk->sk_family == AF_INET)
+		__UDP_INC_STATS(sock_net(sk), field, 0);
+	else
+		__UDP6_INC_STATS(sock_net(sk), field, 0);
 }
 
 /*
@@ -467,6 +502,8 @@ static void eroce_recv_skb(struct sock *sk, struct sk_buff *skb)
 
 	/* the UDP stack left the checksum to us, as it does for recvmsg() */
 	if (sk && !skb_csum_unnecessary(skb) && __skb_checksum_complete(skb)) {
+		eroce_recv_udp_stat(sk, UDP_MIB_CSUMERRORS);
+		eroce_recv_udp_stat(sk, UDP_MIB_INERRORS);
 		eroce_rx_drop(rx.edev, DROP_UDP_CSUM, "bad UDP checksum");
 		goto out_put_dev;
 	}
@@ -481,11 +518,11 @@ static void eroce_recv_skb(struct sock *sk, struct sk_buff *skb)
 		eroce_recv_one(&rx, skb);
 	} else if (eroce_recv_batch_walkable(skb)) {
 		eroce_recv_batch(&rx, skb);
-	} else if (sk) {
+	} else if (sk && skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST) {
 		eroce_recv_segment(&rx, sk, skb);
 		skb = NULL;
 	} else {
-		eroce_rx_drop(rx.edev, DROP_BAD_HEADER, "looped-back GSO skb");
+		eroce_recv_cut(&rx, skb);
 	}
 
 out_put_dev:
@@ -512,6 +549,7 @@ void eroce_recv_ready(struct sock *sk)
 	skb = __skb_recv_udp(sk, MSG_DONTWAIT, &off, &err);
 	if (!skb)
 		return;
+	eroce_recv_udp_stat(sk, UDP_MIB_INDATAGRAMS);
 
 	rcu_read_lock();
 	skb->dev = dev_get_by_index_rcu(sock_net(sk), skb->skb_iif);
