@@ -34,6 +34,11 @@
 #     shared ring behind the provider's back, raises QP_FATAL on the next
 #     doorbell; the QP is in ERR, a later post completes with a flush
 #     error, and the QP is destroyed cleanly.
+#   - rewind-sq: with 8 SENDs in flight (RNR-NAKed for ever), the SQ
+#     producer index moved back to 4, behind what the kernel fetched,
+#     raises QP_FATAL on the next doorbell; the QP is in ERR and is
+#     destroyed cleanly (this once refetched in-flight slots and crashed
+#     the kernel, found by the ring fuzzer).
 #   - kernel-op: a WQE with a kernel-only opcode (REG_MR) or one eroce
 #     does not implement (TSO),
 #     written into a user SQ behind the provider's back completes with
@@ -213,7 +218,7 @@ kernel_consumer() {
 	fi
 }
 
-ktap_plan 41
+ktap_plan 44
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -229,6 +234,7 @@ lt reset-rc 2
 lt events 4
 lt solicited-err 2
 lt corrupt-sq 4
+lt rewind-sq 3
 lt kernel-op 4
 ktap_results rereg 6 timeout -k 5 150 "$EROCE_ROOT/selftests/tools/eroce_rereg" \
 	eroce1 "$G1" eroce2 "$G2"

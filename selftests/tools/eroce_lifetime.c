@@ -42,6 +42,14 @@
  *                  complete with a flush error, and the QP must be
  *                  destroyed cleanly.  White-box: it reaches the ring
  *                  through the provider's own structures (userspace/eroce.h)
+ *   rewind-sq      A posts 8 SENDs B has no receive for (RNR-NAKed
+ *                  for ever, so all stay in flight), then its SQ producer
+ *                  index, written behind the provider's back, goes back
+ *                  to 4, behind what the kernel fetched: after a doorbell
+ *                  A must hear IBV_EVENT_QP_FATAL and be in ERR, and be
+ *                  destroyed cleanly (the kernel once refetched the slots
+ *                  of in-flight entries and later sent one as opcode
+ *                  0xff, dereferencing NULL).  White-box, as corrupt-sq
  *   kernel-op      a WQE with a kernel-only opcode (REG_MR), then on a
  *                  new pair one eroce does not implement (TSO), written
  *                  into A's SQ behind the provider's back (which refuses
@@ -620,6 +628,41 @@ static void run_corrupt_sq(struct eroce_side *a, struct eroce_side *b)
 		     err ? strerror(err) : "ok");
 }
 
+static void run_rewind_sq(struct eroce_side *a, struct eroce_side *b)
+{
+	struct eroce_ring *sq;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	unsigned int i;
+	int err;
+
+	a->qp = qp_create(a, IBV_QPT_RC, NULL);
+	b->qp = qp_create(b, IBV_QPT_RC, NULL);
+	rc_connect(a, b, 0x50);
+	for (i = 0; i < 8; i++)
+		if (post_send(a, a->qp, 0, MSG_LEN, 20 + i, NULL, 0))
+			eroce_die("post_send: %s", strerror(errno));
+	/* B posts no receive: the SENDs stay in flight, all fetched */
+	usleep(500 * 1000);
+	sq = &to_eqp(a->qp)->sq;
+	atomic_store_explicit((_Atomic uint32_t *)&sq->ctrl->producer,
+			      sq->head - 4, memory_order_release);
+	err = eroce_ring_sq_doorbell(a->qp);
+	if (err)
+		eroce_die("doorbell: %s", strerror(err));
+	eroce_result("qp_fatal_event", wait_event(a, IBV_EVENT_QP_FATAL, 30),
+		     "IBV_EVENT_QP_FATAL on A for a producer index moved back from %u to %u",
+		     sq->head, sq->head - 4);
+	if (ibv_query_qp(a->qp, &attr, IBV_QP_STATE, &init))
+		eroce_die("ibv_query_qp: %s", strerror(errno));
+	eroce_result("qp_in_err", attr.qp_state == IBV_QPS_ERR,
+		     "A is in ERR (state %d)", attr.qp_state);
+	err = ibv_destroy_qp(a->qp);
+	a->qp = NULL;
+	eroce_result("destroy_after_fatal", !err, "ibv_destroy_qp: %s",
+		     err ? strerror(err) : "ok");
+}
+
 /* write one WQE with @opcode into A's SQ directly, and ring */
 static void post_raw_opcode(struct eroce_side *a, uint8_t opcode, uint64_t wr_id)
 {
@@ -680,7 +723,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: eroce_lifetime [--rate KBPS] [--limit SECS] "
 		"[--count N] dereg-write|dereg-read|reset-ud|reset-rc|events|"
-		"solicited-err|timer-race|corrupt-sq|kernel-op "
+		"solicited-err|timer-race|corrupt-sq|rewind-sq|kernel-op "
 		"DEV_A GID_A DEV_B GID_B\n");
 	exit(2);
 }
@@ -732,6 +775,8 @@ int main(int argc, char **argv)
 		run_timer_race(&a, &b);
 	else if (!strcmp(mode, "corrupt-sq"))
 		run_corrupt_sq(&a, &b);
+	else if (!strcmp(mode, "rewind-sq"))
+		run_rewind_sq(&a, &b);
 	else if (!strcmp(mode, "kernel-op"))
 		run_kernel_op(&a, &b);
 	else
