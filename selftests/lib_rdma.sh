@@ -167,11 +167,25 @@ tcp_listening() {
 	"${pfx[@]}" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
 }
 
-# cm_listening PORT: an rdma_cm ID listens on PORT (any device, any
-# namespace: `rdma resource` lists them all)
+# cm_listening PORT [DEV]: an rdma_cm ID listens on PORT (any namespace:
+# `rdma resource` lists them all), on DEV if given.  A wildcard listener
+# shows as one ID per device, made one after the other: a client may only
+# connect once the one on its server's device is there (before it, the
+# server's CM rejects the request, "invalid service ID", and perftest's
+# retry of a rejected connection crashes in librdmacm)
 cm_listening() {
 	rdma resource show cm_id 2>/dev/null |
-		grep -qE "state LISTEN .*src-addr [^ ]*:$1( |\$)"
+		grep -E "state LISTEN .*src-addr [^ ]*:$1( |\$)" |
+		grep -qE "^link ${2:-[^ ]+}/"
+}
+
+# cmd_device ARG...: the value of the command's -d option (perftest's
+# device), or nothing
+cmd_device() {
+	while [ $# -gt 1 ]; do
+		[ "$1" = -d ] && { echo "$2"; return; }
+		shift
+	done
 }
 
 # srv_cli [-p PORT] [-c PORT] [-r REGEX] [-w SECS] SECS SRV_NS CLI_NS SRV_CMD -- CLI_CMD
@@ -213,7 +227,7 @@ srv_cli_once() {
 	"${spfx[@]}" timeout -k 5 "$t" stdbuf -oL "${srv[@]}" >"$RDMA_TMP/srv.out" 2>&1 &
 	spid=$!
 	if [ -n "$cmport" ]; then
-		wait_for 60 cm_listening "$cmport"
+		wait_for 60 cm_listening "$cmport" "$(cmd_device "${srv[@]}")"
 	elif [ -n "$ready" ]; then
 		wait_for 60 grep -Eq "$ready" "$RDMA_TMP/srv.out"
 	elif [ "$port" != 0 ]; then
