@@ -399,9 +399,12 @@ static void eroce_recv_batch(struct eroce_recv_ctx *rx, struct sk_buff *head)
 	struct sk_buff *list = skb_shinfo(head)->frag_list;
 	bool detach = !skb_cloned(head) && !skb_shared(head);
 	struct sk_buff *seg, *next;
+	unsigned int segs = 1;
 	u16 idx = 0;
 
 	eroce_stat_inc(rx->edev, EROCE_CNT_RX_BATCHES);
+	skb_walk_frags(head, seg)
+		segs++;
 	if (detach) {
 		skb_shinfo(head)->frag_list = NULL;
 		skb_list_walk_safe(list, seg, next)
@@ -410,7 +413,7 @@ static void eroce_recv_batch(struct eroce_recv_ctx *rx, struct sk_buff *head)
 		head->data_len = 0;
 	} else {
 		/* kept packets pin the batch: charge each a share of it */
-		rx->truesize = head->truesize / skb_shinfo(head)->gso_segs ?: 1;
+		rx->truesize = head->truesize / segs ?: 1;
 	}
 
 	eroce_recv_batch_pkt(rx, head, head, idx++, head->data,
