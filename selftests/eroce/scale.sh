@@ -18,11 +18,10 @@
 #                between two rdma_rxe devices in the same guest: every
 #                wave must succeed; the time per connection of both is
 #                reported (eroce's waves run again after rdma_rxe's, and
-#                the faster of its two counts), and eroce's may be at
-#                most twice rdma_rxe's
-#                (cm_waves_time: a QP destroy that waited for an RCU
-#                grace period made it 2.8 times; a timing bound, a skip
-#                on the debug kernel)
+#                the faster of its two counts).  Not bounded: the ratio
+#                moved from 0.93 (alone) to 2.62 (three guests on two
+#                CPUs), and the regression it would guard (a QP destroy
+#                waiting for an RCU grace period) made it 2.8
 # After each (for cm_waves, after eroce's waves): the devices hold the
 # objects they held before, and the kernel's unreclaimable slab plus
 # vmalloc is back within SCALE_SLACK_KB (default 8192) of where it was
@@ -160,13 +159,6 @@ test_cm_waves() {
 	fi
 	ratio=$(awk -v e="$e_ms" -v r="$r_ms" 'BEGIN { if (r + 0 > 0) printf "%.2f", e / r; else print "-" }')
 	ktap_diag "cm_waves: $WAVES x $CONNS connections, per connection (wall time, waves one after the other): eroce ${e_ms} ms, rdma_rxe ${r_ms} ms, eroce/rxe $ratio"
-	if [ "$ratio" = - ]; then
-		ktap_skip cm_waves_time "no rdma_rxe figure to compare with"
-	else
-		ktap_bound cm_waves_time \
-			"$(awk -v q="$ratio" 'BEGIN { exit !(q <= 2) }'; echo $?)" \
-			"eroce ${e_ms} ms per connection, $ratio times rdma_rxe's ${r_ms} ms"
-	fi
 }
 
 test_mr_churn() {
@@ -178,7 +170,7 @@ test_mr_churn() {
 	after mr_churn
 }
 
-ktap_plan 7
+ktap_plan 6
 for t in "$QP_SCALE" "$MRCHURN"; do
 	[ -x "$t" ] || ktap_bail "$t not built (make tools)"
 done
