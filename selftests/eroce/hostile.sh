@@ -9,12 +9,14 @@
 # P_Key, spoofed source, wrong QP type, PSNs far outside the window, an ACK
 # for a PSN never sent, a UD packet with a wrong Q_Key, and RDMA WRITE/READ
 # access violations (rkey of another PD, random rkey, address/length past
-# the MR, a length that overflows).  Each must move its `rdma statistic`
-# counter; the victim connection survives everything but the access
-# violations, which must put the victim QP in error with an error
-# completion while new connections work.  Every counter the barrage
-# accepts must be one `rdma statistic show` lists (a name it does not list
-# never moves: an alternative that can never be taken).  Then a flood of
+# the MR, a length that overflows), and a READ whose responses would take
+# half the PSN space (2 GiB at MTU 256: an invalid request).  Each must
+# move its `rdma statistic` counter; the victim connection survives
+# everything but the access violations and the invalid READ, which must
+# put the victim QP in error with an error completion while new
+# connections work.  Every counter the barrage accepts must be one `rdma
+# statistic show` lists (a name it does not list never moves: an
+# alternative that can never be taken).  Then a flood of
 # such packets at random QPNs while eroce_integrity runs must leave that
 # traffic intact (the flood must be seen at eroce2 while the traffic
 # runs).  The flood's packets sent over a second link into ns2, whose
@@ -58,11 +60,11 @@ GID2=1
 DST_MAC=
 
 # barrage_counters: every counter name eroce_hostile.py's barrage accepts
-# (its lists of counters any of which must move, and the NAK counters of
-# the access violations), one per line
+# (its lists of counters any of which must move, and the counters it
+# reads by name), one per line
 barrage_counters() {
 	{
-		grep -oE "(^|[ (])\['[a-z_]+'(, '[a-z_]+')*\]\)" "$TOOLS/eroce_hostile.py" |
+		grep -oE "(^|[ (])\['[a-z_]+'(, '[a-z_]+')*\](\)|$)" "$TOOLS/eroce_hostile.py" |
 			grep -oE "'[a-z_]+'"
 		grep -oE "d\.get\('[a-z_]+'" "$TOOLS/eroce_hostile.py" | grep -oE "'[a-z_]+'"
 	} | tr -d "'" | sort -u

@@ -6,9 +6,10 @@
  * connects QP pairs A (on -a, the "peer") <-> B (on -b, the "victim").
  * Commands on stdin, one reply line each on stdout:
  *
- *   pair          new RC pair; "pair ID a_qpn=.. b_qpn=.. b_epsn=.. b_sq_psn=..
- *                 b_rkey=.. b_va=.. b_len=.. other_rkey=.."
- *                 (other_rkey: an MR of another PD on B)
+ *   pair [MTU]    new RC pair, path MTU 1024 or MTU (256..4096); "pair ID
+ *                 a_qpn=.. b_qpn=.. b_epsn=.. b_sq_psn=.. b_rkey=.. b_va=..
+ *                 b_len=.. other_rkey=.." (other_rkey: an MR of another PD
+ *                 on B)
  *   ud            new UD QP on B; "ud qpn=.. qkey=.. psn=.."
  *   ping ID       one SEND A->B and one B->A, data checked; "ok ID b_epsn=..
  *                 b_sq_psn=.." or "fail ID reason"
@@ -108,7 +109,8 @@ static int post_recv(struct end *e, int i)
 	return ibv_post_recv(e->qp, &wr, &bad);
 }
 
-static int to_rts(struct end *e, const struct end *peer, struct ibv_context *c)
+static int to_rts(struct end *e, const struct end *peer, struct ibv_context *c,
+		  enum ibv_mtu mtu)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -123,7 +125,7 @@ static int to_rts(struct end *e, const struct end *peer, struct ibv_context *c)
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
+	a.path_mtu = mtu;
 	a.dest_qp_num = peer->qp->qp_num;
 	a.rq_psn = peer->psn;
 	a.max_dest_rd_atomic = 4;
@@ -149,11 +151,30 @@ static int to_rts(struct end *e, const struct end *peer, struct ibv_context *c)
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
-static void cmd_pair(void)
+/* an IB MTU in bytes as the verbs' enum, 0 for none */
+static enum ibv_mtu mtu_enum(int bytes)
 {
+	enum ibv_mtu m;
+
+	for (m = IBV_MTU_256; m <= IBV_MTU_4096; m++)
+		if (bytes == 128 << m)
+			return m;
+	return 0;
+}
+
+static void cmd_pair(const char *arg)
+{
+	enum ibv_mtu mtu = IBV_MTU_1024;
 	struct pair *p;
 	int i;
 
+	if (*arg) {
+		mtu = mtu_enum(atoi(arg));
+		if (!mtu) {
+			printf("fail bad MTU '%s'\n", arg);
+			return;
+		}
+	}
 	if (npairs == MAX_PAIRS) {
 		printf("fail too many pairs\n");
 		return;
@@ -163,7 +184,7 @@ static void cmd_pair(void)
 		printf("fail create: %s\n", strerror(errno));
 		return;
 	}
-	if (to_rts(&p->a, &p->b, ctx_a) || to_rts(&p->b, &p->a, ctx_b)) {
+	if (to_rts(&p->a, &p->b, ctx_a, mtu) || to_rts(&p->b, &p->a, ctx_b, mtu)) {
 		printf("fail connect: %s\n", strerror(errno));
 		return;
 	}
@@ -380,7 +401,7 @@ int main(int argc, char **argv)
 		if (!strcmp(cmd, "quit"))
 			break;
 		if (!strcmp(cmd, "pair")) {
-			cmd_pair();
+			cmd_pair(arg);
 			continue;
 		}
 		if (!strcmp(cmd, "ud")) {

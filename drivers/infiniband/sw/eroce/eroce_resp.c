@@ -581,8 +581,17 @@ static int eroce_resp_read(struct eroce_qp *qp, struct eroce_rx *pkt,
 	u32 rkey = eroce_reth_rkey(reth);
 	u64 va = eroce_reth_va(reth);
 	struct eroce_rsp *rsp;
+	u32 npkts;
 
 	if (len > EROCE_MAX_MSG_SIZE)
+		return -EINVAL;
+	/*
+	 * Responses taking half the PSN space or more would break the 24-bit
+	 * comparisons that tell a repeated request from a new one: invalid,
+	 * as the requester's own rule has it (eroce_psn_span_ok()).
+	 */
+	npkts = max_t(u32, 1, DIV_ROUND_UP(len, eroce_resp_mtu(qp)));
+	if (!eroce_psn_span_ok(0, 0, npkts))
 		return -EINVAL;
 	if (len && !eroce_resp_mr_ok(qp, rkey, va, len, IB_ACCESS_REMOTE_READ))
 		return -EACCES;
@@ -591,7 +600,7 @@ static int eroce_resp_read(struct eroce_qp *qp, struct eroce_rx *pkt,
 		return -EBUSY;
 	rsp->type = EROCE_RSP_READ;
 	rsp->first_psn = pkt->psn;
-	rsp->npkts = max_t(u32, 1, DIV_ROUND_UP(len, eroce_resp_mtu(qp)));
+	rsp->npkts = npkts;
 	rsp->va = va;
 	rsp->length = len;
 	rsp->rkey = rkey;
