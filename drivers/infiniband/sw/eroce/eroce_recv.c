@@ -403,8 +403,6 @@ static void eroce_recv_batch(struct eroce_recv_ctx *rx, struct sk_buff *head)
 	u16 idx = 0;
 
 	eroce_stat_inc(rx->edev, EROCE_CNT_RX_BATCHES);
-	skb_walk_frags(head, seg)
-		segs++;
 	if (detach) {
 		skb_shinfo(head)->frag_list = NULL;
 		skb_list_walk_safe(list, seg, next)
@@ -413,6 +411,8 @@ static void eroce_recv_batch(struct eroce_recv_ctx *rx, struct sk_buff *head)
 		head->data_len = 0;
 	} else {
 		/* kept packets pin the batch: charge each a share of it */
+		skb_walk_frags(head, seg)
+			segs++;
 		rx->truesize = head->truesize / segs ?: 1;
 	}
 
