@@ -131,8 +131,9 @@ static void eroce_comp_nak(struct eroce_qp *qp, u32 psn, u8 syn,
 	eroce_stat_inc(edev, EROCE_CNT_NAK_RCVD_FATAL);
 	eroce_comp_ack_until(qp, psn);
 	if (eroce_comp_oldest_sent(qp))
-		eroce_req_complete_tail(qp, status);
-	eroce_qp_fatal(qp, 0);
+		eroce_req_fail_tail(qp, status);
+	else
+		eroce_qp_fatal(qp, 0);
 }
 
 static void eroce_comp_rnr(struct eroce_qp *qp, u32 psn, u8 syn)
@@ -146,8 +147,9 @@ static void eroce_comp_rnr(struct eroce_qp *qp, u32 psn, u8 syn)
 		return;
 	eroce_stat_inc(edev, EROCE_CNT_RNR_RETRY_EXCEEDED);
 	if (eroce_comp_oldest_sent(qp))
-		eroce_req_complete_tail(qp, IB_WC_RNR_RETRY_EXC_ERR);
-	eroce_qp_fatal(qp, 0);
+		eroce_req_fail_tail(qp, IB_WC_RNR_RETRY_EXC_ERR);
+	else
+		eroce_qp_fatal(qp, 0);
 }
 
 /*
@@ -294,8 +296,7 @@ static void eroce_comp_bad_resp(struct eroce_qp *qp, struct eroce_swqe *w)
 {
 	while (eroce_comp_swqe(qp, qp->sq.consumer) != w)
 		eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
-	eroce_req_complete_tail(qp, IB_WC_BAD_RESP_ERR);
-	eroce_qp_fatal(qp, 0);
+	eroce_req_fail_tail(qp, IB_WC_BAD_RESP_ERR);
 }
 
 /*
@@ -377,8 +378,7 @@ static int eroce_comp_read_resp(struct eroce_qp *qp, struct eroce_rx *pkt)
 	if (err) {
 		while (eroce_comp_swqe(qp, qp->sq.consumer) != w)
 			eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
-		eroce_req_complete_tail(qp, IB_WC_LOC_PROT_ERR);
-		eroce_qp_fatal(qp, 0);
+		eroce_req_fail_tail(qp, IB_WC_LOC_PROT_ERR);
 		return 0;
 	}
 	eroce_req_answered(qp);
@@ -425,11 +425,11 @@ static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 	err = eroce_sge_copy(&edev->res, qp->ibqp.pd, &it, &orig,
 			     sizeof(orig), true);
 	eroce_req_answered(qp);
-	eroce_req_complete_tail(qp, err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS);
 	if (err) {
-		eroce_qp_fatal(qp, 0);
+		eroce_req_fail_tail(qp, IB_WC_LOC_PROT_ERR);
 		return 0;
 	}
+	eroce_req_complete_tail(qp, IB_WC_SUCCESS);
 	eroce_comp_retire(qp);
 	return 0;
 }

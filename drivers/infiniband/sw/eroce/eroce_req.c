@@ -123,6 +123,23 @@ void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status)
 	eroce_req_check_drained(qp);
 }
 
+/**
+ * eroce_req_fail_tail() - the entry at the tail fails, and the QP with it
+ * @qp: the QP
+ * @status: the entry's completion status
+ *
+ * The QP is in ERR before the completion is posted: a consumer that
+ * reacts to the error completion by querying the QP must find ERR.
+ * Context: engine lock held.
+ */
+void eroce_req_fail_tail(struct eroce_qp *qp, enum ib_wc_status status)
+{
+	lockdep_assert_held(&qp->eng.lock);
+	eroce_qp_mark_err(qp);
+	eroce_req_complete_tail(qp, status);
+	eroce_qp_fatal(qp, 0);
+}
+
 /* complete every fetched entry with a flush error (QP in ERR) */
 void eroce_req_flush(struct eroce_qp *qp)
 {
@@ -1136,9 +1153,8 @@ static int eroce_req_fetch_next(struct eroce_qp *qp)
 			req->head--;
 			return -EAGAIN;
 		}
-		eroce_req_complete_tail(qp, err == -EMSGSIZE ?
-					IB_WC_LOC_LEN_ERR : IB_WC_LOC_QP_OP_ERR);
-		eroce_qp_fatal(qp, 0);
+		eroce_req_fail_tail(qp, err == -EMSGSIZE ?
+				    IB_WC_LOC_LEN_ERR : IB_WC_LOC_QP_OP_ERR);
 		return -EAGAIN;
 	}
 	return 0;
@@ -1212,8 +1228,7 @@ static int eroce_req_local(struct eroce_qp *qp, struct eroce_swqe *w)
 		if (qp->sq.consumer != req->cur)
 			return -EAGAIN;	/* no effect: again when it is due */
 		eroce_stat_inc(edev, EROCE_CNT_LOCAL_OP_ERRORS);
-		eroce_req_complete_tail(qp, status);
-		eroce_qp_fatal(qp, 0);
+		eroce_req_fail_tail(qp, status);
 		return -EIO;
 	}
 	eroce_stat_inc(edev, done);
@@ -1368,8 +1383,7 @@ static bool eroce_req_run_batch(struct eroce_qp *qp, struct eroce_tx_batch *b)
 			/* a local protection or length error: the QP fails */
 			while (qp->sq.consumer != req->cur)
 				eroce_req_complete_tail(qp, IB_WC_WR_FLUSH_ERR);
-			eroce_req_complete_tail(qp, eroce_req_errno_status(err));
-			eroce_qp_fatal(qp, 0);
+			eroce_req_fail_tail(qp, eroce_req_errno_status(err));
 			return false;
 		}
 		if (!rc) {
@@ -1469,8 +1483,7 @@ enum hrtimer_restart eroce_req_timer(struct hrtimer *timer)
 	eroce_stat_inc(edev, EROCE_CNT_RETRANSMIT_TIMEOUTS);
 	if (!req->retry_left) {
 		eroce_stat_inc(edev, EROCE_CNT_RETRY_EXCEEDED);
-		eroce_req_complete_tail(qp, IB_WC_RETRY_EXC_ERR);
-		eroce_qp_fatal(qp, 0);
+		eroce_req_fail_tail(qp, IB_WC_RETRY_EXC_ERR);
 		goto out_unlock;
 	}
 	req->retry_left--;

@@ -209,6 +209,7 @@ static void eroce_resp_fatal(struct eroce_qp *qp, struct eroce_rx *pkt,
 			     enum eroce_nak_code code, enum ib_wc_status status)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
+	bool first;
 
 	if (qp->ibqp.qp_type == IB_QPT_UC) {
 		switch (status) {
@@ -226,6 +227,8 @@ static void eroce_resp_fatal(struct eroce_qp *qp, struct eroce_rx *pkt,
 	} else {
 		eroce_resp_nak(qp, pkt, code);
 	}
+	/* in ERR before the completion that reports it can be seen */
+	first = eroce_qp_mark_err(qp);
 	if (resp->have_rwqe) {
 		const struct eroce_recv_wqe *rwqe = resp->rwqe;
 		struct eroce_cqe cqe = {
@@ -238,17 +241,12 @@ static void eroce_resp_fatal(struct eroce_qp *qp, struct eroce_rx *pkt,
 		resp->have_rwqe = false;
 		eroce_cq_post(to_eroce_cq(qp->ibqp.recv_cq), &cqe, false);
 	}
-	switch (code) {
-	case EROCE_NAK_REM_ACCESS_ERR:
-		eroce_qp_fatal(qp, IB_EVENT_QP_ACCESS_ERR);
-		break;
-	case EROCE_NAK_INVALID_REQ:
-		eroce_qp_fatal(qp, IB_EVENT_QP_REQ_ERR);
-		break;
-	default:
-		eroce_qp_fatal(qp, IB_EVENT_QP_FATAL);
-		break;
-	}
+	if (first)
+		eroce_qp_event(qp, code == EROCE_NAK_REM_ACCESS_ERR ?
+				   IB_EVENT_QP_ACCESS_ERR :
+				   code == EROCE_NAK_INVALID_REQ ?
+				   IB_EVENT_QP_REQ_ERR : IB_EVENT_QP_FATAL);
+	eroce_qp_fatal(qp, 0);
 }
 
 /* copy the next receive WQE out of the RQ or SRQ */

@@ -186,26 +186,43 @@ static void eroce_qp_enter_err(struct eroce_qp *qp)
 }
 
 /**
+ * eroce_qp_mark_err() - the QP's state becomes ERR
+ * @qp: the QP
+ *
+ * The state alone, as ibv_query_qp() reads it: an engine that fails an
+ * entry marks the QP before the entry's error completion can be seen,
+ * then calls eroce_qp_fatal() (eroce_req_fail_tail()).
+ * Context: engine lock held.
+ * Return: true when the QP was not in ERR before.
+ */
+bool eroce_qp_mark_err(struct eroce_qp *qp)
+{
+	unsigned long flags;
+	bool changed;
+
+	lockdep_assert_held(&qp->eng.lock);
+	spin_lock_irqsave(&qp->state_lock, flags);
+	changed = qp->attrs.state != IB_QPS_ERR;
+	WRITE_ONCE(qp->attrs.state, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	return changed;
+}
+
+/**
  * eroce_qp_fatal() - an engine hit an error the QP cannot survive
  * @qp: the QP
  * @event: the asynchronous event that reports it, or 0 when the failed
  *	entry's completion does (a NAK or retry error of the requester)
  *
- * The QP moves to ERR; the work item flushes what is left in the rings.
- * Context: engine lock held.
+ * The QP moves to ERR (the event is raised only by the move); what the
+ * requester fetched is flushed, and the work item flushes what is left
+ * in the rings.  On a QP already in ERR that flush is a repeat, and
+ * harmless.  Context: engine lock held.
  */
 void eroce_qp_fatal(struct eroce_qp *qp, enum ib_event_type event)
 {
-	unsigned long flags;
-
 	lockdep_assert_held(&qp->eng.lock);
-	if (eroce_qp_state(qp) == IB_QPS_ERR)
-		return;
-	spin_lock_irqsave(&qp->state_lock, flags);
-	WRITE_ONCE(qp->attrs.state, IB_QPS_ERR);
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-
-	if (event)
+	if (eroce_qp_mark_err(qp) && event)
 		eroce_qp_event(qp, event);
 	eroce_qp_enter_err(qp);
 	eroce_qp_kick(qp);
