@@ -38,6 +38,11 @@
 #   BENCH_SCALE_QPS     QPs per device of the scale check (default 4096,
 #                       0 = skip); eroce1's QPs connect to as many on eroce2,
 #                       rxe1's to each other (rxe loopback)
+#   BENCH_POST_LIST     WRs per ibv_post_send() of the post-list message
+#                       rate (default 16; 0 skips it): BENCH_LIST_TESTS
+#                       (default "ib_write_bw ib_send_bw") at 64 B, 1 QP,
+#                       perftest -l, BENCH_LIST_ITERS (default 16000)
+#                       iterations
 #   BENCH_TIMEOUT       limit of each single run in seconds (default 90)
 #   BENCH_BUDGET        seconds of measurements (default 1380): a round (all
 #                       measurements at one MTU) is not started when the
@@ -70,6 +75,9 @@ CPU_TESTS=${BENCH_CPU_TESTS-ib_send_bw ib_read_bw}
 CPU_N1=100
 CPU_ITERS=${BENCH_CPU_ITERS:-1500}
 SCALE_QPS=${BENCH_SCALE_QPS:-4096}
+POST_LIST=${BENCH_POST_LIST:-16}
+LIST_TESTS=${BENCH_LIST_TESTS-ib_write_bw ib_send_bw}
+LIST_ITERS=${BENCH_LIST_ITERS:-16000}
 RUN_T=${BENCH_TIMEOUT:-90}
 BUDGET=${BENCH_BUDGET:-1380}
 
@@ -215,15 +223,22 @@ pair_load() {
 	ga=$(gid_index_of "$deva" "$a") gb=$(gid_index_of "$devb" "$b")
 }
 
-# bw_run REP MTU PAIR TEST SIZE QPS
+# bw_run REP MTU PAIR TEST SIZE QPS [LIST]: LIST WRs per post (perftest
+# -l), recorded as test TEST:lLIST
 bw_run() {
-	local rep=$1 mtu=$2 p=$3 t=$4 size=$5 q=$6
+	local rep=$1 mtu=$2 p=$3 t=$4 size=$5 q=$6 list=${7:-}
 	local nsa nsb deva devb a b ga gb n ccmd scmd row gbps mpps src bytes sw eff ok=1 base
-	local vp0 vp1 lo0 lo1
+	local vp0 vp1 lo0 lo1 short=5
 	pair_load "$p"
 	n=$(( $(iters_for "$size") / q ))
 	[ $n -lt 5 ] && n=5
 	base="$t -p $PORT -s $size -q $q -F --report_gbits"
+	if [ -n "$list" ]; then
+		# perftest posts whole lists: iterations in multiples of one
+		n=$(( (LIST_ITERS + list - 1) / list * list )) short=$list
+		base+=" -l $list"
+		t=$t:l$list
+	fi
 	scmd="$base -d $devb -x $gb -n $n"
 	ccmd="$base -d $deva -x $ga -n $n $b"
 	[ "$p" = rxe ] && { vp0=$(veth_pk vr1); lo0=$(lo_pk); }
@@ -242,7 +257,7 @@ bw_run() {
 	read -r _ _ _ gbps mpps _ <<<"$row"
 	local wall=$R_WALL busy=$R_BUSY rc=$R_RC cpu
 	setup_cost "$p:$t:$q:$mtu" "$nsb" "$nsa" \
-		"$base -d $devb -x $gb -n 5" "$base -d $deva -x $ga -n 5 $b"
+		"$base -d $devb -x $gb -n $short" "$base -d $deva -x $ga -n $short $b"
 	R_WALL=$wall R_BUSY=$busy R_RC=$rc
 	eff=$(awk -v w="$wall" -v s="$S_WALL" 'BEGIN { e = w - s; if (e < w * 0.1) e = w * 0.1; printf "%.6f", e }')
 	src=perftest
@@ -401,6 +416,12 @@ one_round() {
 			fi
 		done
 	done
+	if [ "$POST_LIST" -gt 1 ]; then
+		for t in $LIST_TESTS; do
+			[ $ERO_OK = 1 ] && has_pair eroce && bw_run "$rep" "$mtu" eroce "$t" 64 1 "$POST_LIST"
+			[ $RXE_OK = 1 ] && has_pair rxe && bw_run "$rep" "$mtu" rxe "$t" 64 1 "$POST_LIST"
+		done
+	fi
 	for t in $LAT_TESTS; do
 		[ $ERO_OK = 1 ] && has_pair eroce && lat_run "$rep" "$mtu" eroce "$t"
 		[ $RXE_OK = 1 ] && has_pair rxe && lat_run "$rep" "$mtu" rxe "$t"

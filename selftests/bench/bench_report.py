@@ -6,6 +6,7 @@ TCP, with ratios), OUTDIR/plot.dat (for bench.gp) and the table on stdout."""
 
 import csv
 import os
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -89,6 +90,8 @@ def main():
     mtus = sorted({k[0] for k in agg})
     bw_tests = [t for t in ("ib_write_bw", "ib_read_bw", "ib_send_bw") if any(k[2] == t for k in agg)]
     lat_tests = [t for t in ("ib_send_lat", "ib_write_lat", "ib_read_lat") if any(k[2] == t for k in agg)]
+    # the post-list message rate: test names TEST:lN (bench_guest.sh bw_run)
+    list_tests = sorted({k[2] for k in agg if re.fullmatch(r"ib_[a-z]+_bw:l[0-9]+", k[2])})
     sizes = sorted({k[3] for k in agg if k[2] in bw_tests or k[2] == "iperf3"})
     qpss = sorted({k[4] for k in agg if k[2] in bw_tests or k[2] == "iperf3"})
     reps = max((int(r["rep"]) for r in rows), default=0)
@@ -141,6 +144,22 @@ def main():
                       f"{fmtr(ratio(e, x))}{fmtr(ratio(e, tns))}")
                     summ.append([mtu, "msgrate", t, small, q, "mpps", e, x, tns,
                                  get(mtu, "tcp_rxe", "iperf3", small, q, "mpps"), ratio(e, x), ratio(e, tns)])
+        if list_tests:
+            P("")
+            P(f"== veth MTU {mtu}: message rate at 64 B, 1 QP, several WRs per ibv_post_send()"
+              " (perftest -l; Mmsg/s) ==")
+            P(f"{'test':<16} |{'eroce':>9}{'rxe':>9}{'TCPns':>9} |{'e/rxe':>6}{'e/TCP':>6}")
+            tns = get(mtu, "tcp_eroce", "iperf3", 64, 1, "mpps")
+            for t in list_tests:
+                e = get(mtu, "eroce", t, 64, 1, "mpps")
+                x = get(mtu, "rxe", t, 64, 1, "mpps")
+                if e is None and x is None:
+                    continue
+                name = t.replace(":l", " -l")
+                P(f"{name:<16} |{fmt(e, 9, 4)}{fmt(x, 9, 4)}{fmt(tns, 9, 4)} |"
+                  f"{fmtr(ratio(e, x))}{fmtr(ratio(e, tns))}")
+                summ.append([mtu, "msgrate", t, 64, 1, "mpps", e, x, tns,
+                             get(mtu, "tcp_rxe", "iperf3", 64, 1, "mpps"), ratio(e, x), ratio(e, tns)])
         if lat_tests:
             P("")
             P(f"== veth MTU {mtu}: latency at 2 B (us; perftest t_typical, TCP: 2-byte ping-pong, half RTT;"
