@@ -165,12 +165,19 @@ void eroce_qp_event(struct eroce_qp *qp, enum ib_event_type type)
 void eroce_qp_flush_locked(struct eroce_qp *qp)
 {
 	lockdep_assert_held(&qp->eng.lock);
+	/* what userspace posts from now on must reach a flush */
+	eroce_ring_flags_set(&qp->sq, EROCE_RING_NEED_DOORBELL);
+	/*
+	 * The flag is visible before the SQ's producer is read below; pairs
+	 * with the provider's full barrier between its producer store and
+	 * its flag load (as in eroce_req_sq_idle()), so a post is either
+	 * flushed here or rings the doorbell, which flushes it.
+	 */
+	smp_mb__after_atomic();
 	eroce_req_flush(qp);
 	eroce_qp_flush(qp);
 	eroce_req_resync(qp);
 	eroce_resp_reset(qp);
-	/* what userspace posts from now on must reach the kernel's flush */
-	eroce_ring_flags_set(&qp->sq, EROCE_RING_NEED_DOORBELL);
 }
 
 /* the QP enters ERR: nothing more is sent or consumed from now on */
