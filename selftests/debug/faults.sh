@@ -28,6 +28,20 @@
 #     qp_state              the same, after its parts were allocated
 #     mr_alloc              an MR, after it was counted
 #   each must reach the application as that verb's error, promptly.
+#   on the receive path and in teardown:
+#     rx_netdev             the receiving netdev gone when a packet is
+#                           taken off the socket (unregistering unlists
+#                           it before its packets in flight are flushed):
+#                           each one a UDP InErrors drop of the receiving
+#                           namespace, the data intact through
+#                           retransmission
+#     kick_delay            every kick of a work item held 10 ms between
+#                           its check of the engine's death and the
+#                           queueing; QP A destroyed, eight times, while
+#                           its retransmit timer fires into a path that
+#                           drops everything: the destroy succeeds, and
+#                           no work item is left queued (a WARN, fatal on
+#                           the debug kernel) to run on the freed QP
 # Afterwards the devices move data as before and hold no object.
 #
 #   ns1: veth1 198.18.0.1 2001:db8::1 (eroce1) <-> ns2: veth2 .2 ::2 (eroce2)
@@ -38,6 +52,7 @@ set -u -o pipefail
 . "$(dirname "$0")/../lib_rdma.sh"
 
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
+RETRY="$EROCE_ROOT/selftests/tools/eroce_retry"
 FD=/sys/kernel/debug/eroce
 FF=/sys/kernel/debug/fail_function
 BYTES=${FAULTS_BYTES:-512k}
@@ -185,6 +200,63 @@ creation() {
 	fi
 }
 
+# udp_inerrors: UDP InErrors of ns1 and ns2, summed
+udp_inerrors() {
+	local ns sum=0 n
+	for ns in "$NS1" "$NS2"; do
+		n=$(ip netns exec "$ns" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $4 }' /proc/net/snmp)
+		sum=$((sum + ${n:-0}))
+	done
+	echo "$sum"
+}
+
+# rx_netdev_gone: packets from a netdev that is gone, 5% of them, while
+# all three operations move BYTES
+rx_netdev_gone() {
+	local before after n
+
+	before=$(udp_inerrors)
+	if ! inject rx_netdev 5 1000000; then
+		ktap_fail rx_netdev_intact "cannot arm fail_rx_netdev"
+		ktap_fail rx_netdev_counted "not run"
+		return
+	fi
+	integrity -o send,write,read -b "$BYTES" -s 44
+	n=$(injected rx_netdev 1000000)
+	after=$(udp_inerrors)
+	ktap_diag "rx_netdev: $n injected, UDP InErrors +$((after - before))"
+	ktap_diag "$LAST_OUT"
+	ktap_result rx_netdev_intact "$([ "$RC_C" = 0 ] && [ "$RC_S" = 0 ]; echo $?)" \
+		"client exit $RC_C, server exit $RC_S"
+	ktap_result rx_netdev_counted \
+		"$([ "$n" -gt 0 ] && [ $((after - before)) -ge "$n" ]; echo $?)" \
+		"$n injected, UDP InErrors +$((after - before))"
+}
+
+# destroy_under_timer: QP A destroyed while its retransmit timer kicks
+# the work item, each kick held in its window (kick_delay); the guest's
+# kernel log (panic_on_warn) judges the teardown
+destroy_under_timer() {
+	local i n rc bad=0 loss="tc -n $NS1 qdisc replace dev veth1 root netem loss 100%"
+
+	if ! inject kick_delay 100 1000000; then
+		ktap_fail qp_destroy_under_timer "cannot arm fail_kick_delay"
+		return
+	fi
+	for i in 1 2 3 4 5 6 7 8; do
+		rc=0
+		run timeout -k 5 "$(tmo 30)" "$RETRY" --mode destroy --op write \
+			--timeout 8 --retry-cnt 7 --delay-ms $((15 + 5 * i)) \
+			--hook "$loss" eroce1 "$G1" eroce2 "$G2" || rc=$?
+		netem_clear "$NS1" veth1
+		[ $rc = 0 ] || { bad=1; ktap_diag "$LAST_OUT"; }
+	done
+	n=$(injected kick_delay 1000000)
+	ktap_diag "kick_delay: $n kicks held"
+	ktap_result qp_destroy_under_timer "$([ $bad = 0 ] && [ "$n" -gt 0 ]; echo $?)" \
+		"a destroy failed, or no kick was held ($n)"
+}
+
 # dev_objects DEV: DEV's objects by kind, as `rdma resource` counts them
 dev_objects() {
 	rdma resource show "$1" 2>/dev/null | sed 's/^[0-9]*: [^ ]*: //'
@@ -197,7 +269,7 @@ dev_objects_are() {
 	[ "$(dev_objects "$1")" = "$2" ]
 }
 
-ktap_plan 17
+ktap_plan 20
 require eroce_pair_setup
 ktap_check fault_points_present test -d "$FD/fail_pkt_alloc"
 ktap_check functions_injectable functions_injectable
@@ -222,6 +294,8 @@ creation eroce_ring_publish "ibv_create_cq|ibv_create_qp|ibv_create_srq" 3
 creation eroce_qp_engine_init ibv_create_qp
 creation qp_state ibv_create_qp
 creation mr_alloc ibv_reg_mr
+rx_netdev_gone
+destroy_under_timer
 
 integrity -o send,write,read -b "$BYTES" -s 43
 ktap_diag "$LAST_OUT"

@@ -14,6 +14,10 @@
  *   --mode rnr-recover  rnr_retry 7 (infinite); B posts its receive
  *                       --delay-ms after the SEND: the SEND must then
  *                       succeed and carry its data
+ *   --mode destroy      runs --hook, posts --op on A and, --delay-ms
+ *                       later, while A's retransmit timer is running,
+ *                       destroys QP A: ibv_destroy_qp() must succeed
+ *                       (the kernel log judges the rest)
  *
  * After an error completion A must be in the ERR state and a further WR
  * must complete with IBV_WC_WR_FLUSH_ERR.  Prints one "result:" line
@@ -258,7 +262,7 @@ static int check_err_state(struct side *a, struct side *b)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: eroce_retry [--mode retry|rnr|rnr-recover] [--op send|write|read]\n"
+		"usage: eroce_retry [--mode retry|rnr|rnr-recover|destroy] [--op send|write|read]\n"
 		"       [--timeout N] [--retry-cnt N] [--rnr-retry N] [--min-rnr-timer N]\n"
 		"       [--size BYTES] [--limit SECS] [--delay-ms MS] [--hook CMD]\n"
 		"       DEV_A GID_INDEX_A DEV_B GID_INDEX_B\n");
@@ -328,6 +332,27 @@ static int sanity(struct side *a, struct side *b, int round)
 	return fails;
 }
 
+/* --mode destroy: QP A destroyed while its retransmit timer runs */
+static int destroy_under_timer(struct side *a, struct side *b)
+{
+	struct timespec ts = { .tv_sec = opt.delay_ms / 1000,
+			       .tv_nsec = opt.delay_ms % 1000 * 1000000L };
+	int rc;
+
+	if (!strcmp(opt.op, "send"))
+		post_recv(b, 2);
+	if (opt.hook && system(opt.hook) != 0)
+		eroce_die("hook failed: %s", opt.hook);
+	fill(a->buf, opt.size, 2);
+	if (post_op(a, b, opt.op, 2))
+		eroce_die("%s: ibv_post_send: %s", a->name, strerror(errno));
+	nanosleep(&ts, NULL);
+	rc = ibv_destroy_qp(a->qp);
+	printf("result: destroy %s after %d ms\n", rc ? strerror(rc) : "ok",
+	       opt.delay_ms);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct side a = { 0 }, b = { 0 };
@@ -370,6 +395,8 @@ int main(int argc, char **argv)
 	} else if (!strcmp(opt.mode, "rnr-recover")) {
 		want = IBV_WC_SUCCESS;
 		opt.op = "send";
+	} else if (!strcmp(opt.mode, "destroy")) {
+		return destroy_under_timer(&a, &b);
 	} else {
 		usage();
 	}

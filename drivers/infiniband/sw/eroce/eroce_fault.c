@@ -9,7 +9,9 @@
  * (probability, interval, times, space, verbose, task-filter; see the
  * kernel's Documentation/fault-injection/fault-injection.rst).  Where a
  * point fails, the code takes the same path as when the allocation or
- * lookup it guards fails, unwinding included.  These are the points
+ * lookup it guards fails, unwinding included; kick_delay instead holds a
+ * kick for EROCE_FAULT_DELAY_MS between its check of the engine's death
+ * and the queueing of the work item, the window a teardown must close.  These are the points
  * inside a function, which the kernel's fail_function cannot reach: a
  * failure counted where it happens, or one after a count was taken or
  * memory allocated that must be given back.  Functions that may fail as
@@ -30,6 +32,8 @@
 static DECLARE_FAULT_ATTR(eroce_fail_pkt_alloc);
 static DECLARE_FAULT_ATTR(eroce_fail_qp_state);
 static DECLARE_FAULT_ATTR(eroce_fail_mr_alloc);
+static DECLARE_FAULT_ATTR(eroce_fail_rx_netdev);
+static DECLARE_FAULT_ATTR(eroce_fail_kick_delay);
 
 static const struct {
 	const char *name;
@@ -38,6 +42,8 @@ static const struct {
 	[EROCE_FAULT_PKT_ALLOC] = { "fail_pkt_alloc", &eroce_fail_pkt_alloc },
 	[EROCE_FAULT_QP_STATE] = { "fail_qp_state", &eroce_fail_qp_state },
 	[EROCE_FAULT_MR_ALLOC] = { "fail_mr_alloc", &eroce_fail_mr_alloc },
+	[EROCE_FAULT_RX_NETDEV] = { "fail_rx_netdev", &eroce_fail_rx_netdev },
+	[EROCE_FAULT_KICK_DELAY] = { "fail_kick_delay", &eroce_fail_kick_delay },
 };
 
 static struct dentry *eroce_fault_dir;

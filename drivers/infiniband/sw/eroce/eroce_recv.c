@@ -30,6 +30,7 @@
 #include <rdma/ib_cache.h>
 
 #include "eroce.h"
+#include "eroce_fault.h"
 #include "eroce_icrc.h"
 #include "eroce_opcode.h"
 
@@ -556,7 +557,20 @@ void eroce_recv_ready(struct sock *sk)
 
 	rcu_read_lock();
 	skb->dev = dev_get_by_index_rcu(sock_net(sk), skb->skb_iif);
-	eroce_recv_skb(sk, skb);
+	if (eroce_should_fail(EROCE_FAULT_RX_NETDEV))
+		skb->dev = NULL;
+	/*
+	 * Unregistering unlists the netdev before its packets in flight
+	 * are flushed: one may still arrive, from a netdev that is gone.
+	 */
+	if (unlikely(!skb->dev)) {
+		eroce_recv_udp_stat(sk, UDP_MIB_INERRORS);
+		net_dbg_ratelimited("eroce: drop: netdev %d is gone\n",
+				    skb->skb_iif);
+		kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
+	} else {
+		eroce_recv_skb(sk, skb);
+	}
 	rcu_read_unlock();
 }
 

@@ -48,9 +48,10 @@ void eroce_wq_exit(void)
 /* let the QP's work item run (again) now; any context */
 void eroce_qp_kick(struct eroce_qp *qp)
 {
-	if (!READ_ONCE(qp->eng.dead))
-		mod_delayed_work_on(READ_ONCE(qp->eng.cpu), eroce_wq,
-				    &qp->eng.work, 0);
+	if (READ_ONCE(qp->eng.dead))
+		return;
+	eroce_fault_delay(EROCE_FAULT_KICK_DELAY);
+	mod_delayed_work_on(READ_ONCE(qp->eng.cpu), eroce_wq, &qp->eng.work, 0);
 }
 
 /*
@@ -351,10 +352,18 @@ void eroce_qp_engine_fini(struct eroce_qp *qp)
 	WRITE_ONCE(eng->dead, true);
 	spin_unlock_bh(&eng->lock);
 
-	/* the pacing timer kicks the work item: stop it first */
+	/*
+	 * The timers kick the work item after they dropped the lock, and
+	 * a kick that read dead before it was set queues the work however
+	 * late: stop the timers first, the work item last.  Nothing else
+	 * kicks now: the receive path's lookups are drained, the poster's
+	 * system call is over, and the work item's own requeue is refused
+	 * while it is being cancelled.
+	 */
 	eroce_rate_fini(qp);
-	cancel_delayed_work_sync(&eng->work);
 	hrtimer_cancel(&eng->req.timer);
+	cancel_delayed_work_sync(&eng->work);
+	WARN_ON_ONCE(delayed_work_pending(&eng->work));
 
 	spin_lock_bh(&eng->lock);
 	eroce_resp_reset(qp);
