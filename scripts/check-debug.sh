@@ -19,8 +19,8 @@
 #           EROCE_VM_GROUP of them (default 6) per guest: a boot and
 #           kmemleak's scans cost about two minutes on this kernel
 # Each build step is one test (a non-zero exit or a warning fails it); the
-# vm stage adds its "N passed, N failed".  The last line is the sum, and
-# the exit status is non-zero on any failure.  Logs in out/check-debug/.
+# vm stage adds its "N passed, N failed, N skipped".  The last line is the
+# sum, and the exit status is non-zero on any failure.  Logs in out/check-debug/.
 set -u -o pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -136,7 +136,7 @@ main() {
 		say "modules, tools, vm: not run (no debug kernel)"
 	fi
 	say "$((SECONDS - start)) s in all"
-	echo "$PASSED passed, $FAILED failed"
+	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ "$FAILED" = 0 ]
 }
 

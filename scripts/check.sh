@@ -9,7 +9,9 @@
 #   unit    `make unit` (tests/unit, closing "N passed, N failed" line)
 #   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise)
 # The counts of all stages are summed; the last line of the output is
-# "N passed, N failed" and the exit status is non-zero on any failure.
+# "N passed, N failed, N skipped" and the exit status is non-zero on any
+# failure.  The VM stage counts the scripts' subtests, a skip among them
+# is counted as a skip, never as a pass.
 # A stage that cannot run (missing, no summary line) counts as a failure.
 set -u -o pipefail
 
@@ -75,7 +77,7 @@ main() {
 	stage_unit
 	say "VM tests"
 	stage_vm
-	echo "$PASSED passed, $FAILED failed"
+	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ "$FAILED" = 0 ]
 }
 

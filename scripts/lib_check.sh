@@ -5,23 +5,26 @@
 # by both.  The caller sets CHECK_NAME (the prefix of its "# NAME: ..."
 # lines) and may set CHECK_TEE=1 to show build steps' output as they run.
 #   say MSG            one "# NAME: MSG" line
-#   count P F          add P passed and F failed to PASSED and FAILED
+#   count P F [S]      add P passed, F failed and S skipped to PASSED,
+#                      FAILED and SKIPPED
 #   one_step NAME LOG CMD...
 #                      a build step, 1 passed or 1 failed: a non-zero exit
 #                      status or a "warning:" line in its output fails it
 #   summed STAGE LOG RC
-#                      add the closing "N passed, N failed" line of a
-#                      stage's LOG; exit status RC with no failure counted,
-#                      or no such line, is a failure
+#                      add the closing "N passed, N failed[, N skipped]"
+#                      line of a stage's LOG; exit status RC with no
+#                      failure counted, or no such line, is a failure
 
 PASSED=0
 FAILED=0
+SKIPPED=0
 
 say() { echo "# $CHECK_NAME: $*"; }
 
 count() {
 	PASSED=$((PASSED + $1))
 	FAILED=$((FAILED + $2))
+	SKIPPED=$((SKIPPED + ${3:-0}))
 }
 
 one_step() {
@@ -49,20 +52,21 @@ one_step() {
 }
 
 summed() {
-	local stage=$1 log=$2 rc=$3 last p f
+	local stage=$1 log=$2 rc=$3 last p f s
 
 	last=$(tail -n 1 "$log")
-	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
 		p=${BASH_REMATCH[1]}
 		f=${BASH_REMATCH[2]}
+		s=${BASH_REMATCH[4]:-0}
 		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 			say "$stage: exit status $rc with no failed test: counted as a failure"
 			f=1
 		fi
-		count "$p" "$f"
-		say "$stage: $p passed, $f failed"
+		count "$p" "$f" "$s"
+		say "$stage: $p passed, $f failed, $s skipped"
 	else
-		say "$stage: FAILED (exit status $rc, no 'N passed, N failed' line)"
+		say "$stage: FAILED (exit status $rc, no 'N passed, N failed[, N skipped]' line)"
 		count 0 1
 	fi
 }

@@ -3,7 +3,8 @@
 #
 # lib.sh: helpers sourced by the eroce test scripts (run inside the test
 # guest by selftests/run_vm.sh, as root, EROCE_ROOT = project root).
-#   KTAP output     ktap_plan, ktap_ok, ktap_fail, ktap_skip, ktap_result,
+#   KTAP output     ktap_plan, ktap_ok, ktap_fail, ktap_skip, ktap_missing,
+#                   ktap_result,
 #                   ktap_check, ktap_check_fails, ktap_diag, ktap_finish,
 #                   ktap_bail, require, run (output kept in LAST_OUT),
 #                   ktap_results (one subtest per "result:" line)
@@ -80,6 +81,18 @@ ktap_skip() {
 	echo "ok $KTAP_N $1 # SKIP ${2:-}"
 }
 
+# ktap_missing NAME WHAT: NAME cannot run because WHAT is missing, which
+# `make deps` installs (a package, a module of Debian's kernel) or the
+# runner provides: a failure, unless EROCE_ALLOW_MISSING=1 (a machine
+# set up by hand, a kernel without it), where it is a skip
+ktap_missing() {
+	if [ "${EROCE_ALLOW_MISSING:-0}" = 1 ]; then
+		ktap_skip "$1" "missing: $2"
+	else
+		ktap_fail "$1" "missing: $2 (make deps installs it; EROCE_ALLOW_MISSING=1 makes this a skip)"
+	fi
+}
+
 # ktap_result NAME STATUS [REASON]: ok when STATUS is 0
 ktap_result() {
 	if [ "$2" = 0 ]; then ktap_ok "$1"; else ktap_fail "$1" "${3:-failed}"; fi
@@ -97,19 +110,35 @@ run() {
 # its own; each result is a subtest PREFIX_NAME, its "#" lines are
 # diagnostics, and results missing from the first N (the program died)
 # fail one subtest each
+#
+# A program that exits non-zero (crashed, killed by its timeout, or
+# failed in its cleanup) although every result it printed was ok fails
+# its last result: results printed before a crash prove nothing about it.
 ktap_results() {
-	local prefix=$1 n=$2 rc=0 got=0 name verdict rest l; shift 2
+	local prefix=$1 n=$2 rc=0 got=0 bad=0 name verdict rest l i
+	local -a names=() verdicts=() rests=()
+	shift 2
 	run "$@" || rc=$?
 	grep '^#' <<<"$LAST_OUT" | head -n 20 | while read -r l; do ktap_diag "$prefix: ${l#\# }"; done
 	while read -r _ name verdict rest; do
-		got=$((got + 1))
-		if [ "$verdict" = ok ]; then
-			ktap_diag "$rest"
-			ktap_ok "${prefix}_$name"
-		else
-			ktap_fail "${prefix}_$name" "$rest"
-		fi
+		names+=("$name")
+		verdicts+=("$verdict")
+		rests+=("$rest")
+		[ "$verdict" = ok ] || bad=1
 	done < <(grep '^result:' <<<"$LAST_OUT")
+	for i in "${!names[@]}"; do
+		got=$((got + 1))
+		if [ "${verdicts[i]}" != ok ]; then
+			ktap_fail "${prefix}_${names[i]}" "${rests[i]}"
+		elif [ "$rc" != 0 ] && [ $bad = 0 ] && [ "$got" = "${#names[@]}" ]; then
+			ktap_diag "$prefix: $(grep -v '^result:' <<<"$LAST_OUT" | tail -n 5)"
+			ktap_fail "${prefix}_${names[i]}" \
+				"every result ok, but the program exited with status $rc"
+		else
+			ktap_diag "${rests[i]}"
+			ktap_ok "${prefix}_${names[i]}"
+		fi
+	done
 	if [ "$got" -lt "$n" ]; then
 		ktap_diag "$prefix: exit status $rc; $(grep -v '^result:' <<<"$LAST_OUT" | tail -n 5)"
 		while [ "$got" -lt "$n" ]; do

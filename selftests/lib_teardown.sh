@@ -123,7 +123,8 @@ killed() {
 }
 
 # tools_end: wait for every tool.  HUNG lists those the test's timeout
-# had to stop, CORRUPT those that found a wrong byte, STATUS every exit
+# had to stop, CRASHED those a fault signal ended (SIGSEGV, SIGABRT, SIGBUS,
+# SIGFPE, SIGILL), CORRUPT those that found a wrong byte, STATUS every exit
 # status.  ib_write_bw's server is passive: when its peer vanished
 # without a disconnect reaching it (its address or device gone), it waits
 # for the peer's last message, as the verbs let it, and ignores rdma_cm's
@@ -145,6 +146,8 @@ tools_end() {
 		else
 			case "$rc" in
 			124|137) HUNG+="$name " ;;
+			# a signal of its own fault: a crash, never an outcome
+			132|134|135|136|139) CRASHED+="$name " ;;
 			esac
 			case "$name:$rc" in
 			integrity_*:1) CORRUPT+="$name " ;;
@@ -195,6 +198,7 @@ cycles() {
 	local ev=$1 c start ended_in worst=0 evpid
 	EVENT_FAILED=
 	HUNG=
+	CRASHED=
 	WAITED=
 	CORRUPT=
 	STATUS=
@@ -216,9 +220,9 @@ cycles() {
 	ktap_diag "$ev: $CYCLES cycles, the tools ended within ${worst}s of the event; exit statuses: $STATUS"
 	[ -z "$WAITED" ] || ktap_diag "$ev: stopped waiting for a vanished peer: $WAITED"
 	[ -z "$EVENT_FAILED" ] || ktap_diag "$ev: the event itself failed in $EVENT_FAILED"
-	ktap_result "${ev}_tools_ended" "$([ -z "$HUNG" ] && [ -z "$EVENT_FAILED" ] &&
-		[[ "$STATUS" != *"no traffic"* ]]; echo $?)" \
-		"killed by the test's timeout: ${HUNG:-none}; event failed: ${EVENT_FAILED:-no}; $STATUS"
+	ktap_result "${ev}_tools_ended" "$([ -z "$HUNG" ] && [ -z "$CRASHED" ] &&
+		[ -z "$EVENT_FAILED" ] && [[ "$STATUS" != *"no traffic"* ]]; echo $?)" \
+		"killed by the test's timeout: ${HUNG:-none}; crashed: ${CRASHED:-none}; event failed: ${EVENT_FAILED:-no}; $STATUS"
 	ktap_result "${ev}_no_corruption" "$([ -z "$CORRUPT" ]; echo $?)" \
 		"wrong bytes found by $CORRUPT"
 	if wait_for 10 objects_are "$BASE"; then

@@ -9,10 +9,14 @@
 # read-only under a writable tmpfs overlay, the project at the same path.
 # The verdict comes back through a writable 9p share (files written by
 # selftests/vm/guest-init.sh), never from the console: a test passes when
-# it exited 0 and the kernel log it produced has no splat.  The guest runs
-# with mitigations=off (CPU-bug mitigations only slow TCG down).  Output is KTAP,
+# it exited 0 and the kernel log it produced has no splat (the guest's
+# kernel log holds 16 MiB, log_buf_len: the log of a chatty script is not
+# overwritten before it is read).  The guest runs with mitigations=off (CPU-bug mitigations only slow TCG down).  Output is KTAP,
 # each script's own KTAP nested as a subtest; the last line is
-# "N passed, N failed".  Guest logs of failed tests stay in out/vm/runs/.
+# "N passed, N failed, N skipped", counting the scripts' subtests (a script
+# whose verdict failed where none of its subtests did counts one failure,
+# one without a closing count line one subtest).  Guest logs of failed
+# tests stay in out/vm/runs/.
 # A script may ask for a longer test timeout than the default 300 s with a
 # "# vm-timeout: SECS" line among its first 20 lines; --timeout overrides.
 # --group N (or EROCE_VM_GROUP=N) runs up to N scripts, in the order given,
@@ -68,6 +72,7 @@ DEBUG=0
 MULT=1
 PASSED=0
 FAILED=0
+SKIPPED=0
 
 usage() {
 	echo "usage: $0 [--show] [--timeout SECS] [--group N] [--kver KVER] [--kernel DIR [--module KO]] [--env NAME=VALUE]... TEST.sh..." >&2
@@ -204,7 +209,7 @@ run_qemu() {
 		-serial "file:$dir/console.log" "${show[@]}" \
 		-pidfile "$dir/qemu.pid" \
 		-kernel "$VMLINUX" -initrd "$INITRD" \
-		-append "console=ttyS0 panic=-1 quiet rdinit=/init tsc=reliable no_timer_check mitigations=off i8042.noaux i8042.nokbd$debug" \
+		-append "console=ttyS0 panic=-1 quiet rdinit=/init tsc=reliable no_timer_check mitigations=off i8042.noaux i8042.nokbd log_buf_len=16M$debug" \
 		-fsdev "local,id=hostroot,path=/,readonly=on,$p9" \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-fsdev "local,id=result,path=$dir,$p9" \
@@ -348,6 +353,19 @@ diagnostics() {
 	echo "# logs: ${td#"$ROOT"/}"
 }
 
+# subtests OUTPUT: SUB_P, SUB_F and SUB_S from the closing "# N passed,
+# N failed, N skipped" line of a script's KTAP (selftests/lib.sh
+# ktap_finish); without one, SUB_P is -1
+subtests() {
+	local line
+
+	SUB_P=-1 SUB_F=0 SUB_S=0
+	line=$(grep -E '^# [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$1" 2>/dev/null |
+		tail -n 1)
+	[ -n "$line" ] || return 0
+	read -r _ SUB_P _ SUB_F _ SUB_S _ <<<"${line//,/}"
+}
+
 test_name() {
 	local t=${1#"$ROOT"/}
 	t=${t#selftests/}
@@ -398,15 +416,29 @@ run_group() {
 		# the debug guest's own timings and kmemleak's count, pass or fail
 		[ $DEBUG = 0 ] || [ $i != $# ] || [ ! -s "$dir/debug-setup" ] ||
 			sed 's/^/# debug: /' "$dir/debug-setup"
-		if [ -z "$reason" ]; then
+		subtests "$dir/$i/output"
+		# no count of its own: the script is one subtest
+		if [ "$SUB_P" = -1 ]; then
+			SUB_P=0
+			[ -n "$reason" ] || SUB_P=1
+		fi
+		if [ -z "$reason" ] && [ "$SUB_F" != 0 ]; then
+			reason="$SUB_F subtests failed, exit status 0"
+		fi
+		if [ -z "$reason" ] && [ "$SUB_P" = 0 ] && [ "$SUB_S" != 0 ]; then
+			echo "ok $((n + i - 1)) $name # SKIP every subtest skipped"
+		elif [ -z "$reason" ]; then
 			echo "ok $((n + i - 1)) $name"
-			PASSED=$((PASSED + 1))
 		else
 			diagnostics "$dir" $i
 			echo "not ok $((n + i - 1)) $name # $reason"
-			FAILED=$((FAILED + 1))
+			# the script's verdict failed where no subtest did
+			[ "$SUB_F" != 0 ] || SUB_F=1
 			bad=1
 		fi
+		PASSED=$((PASSED + SUB_P))
+		FAILED=$((FAILED + SUB_F))
+		SKIPPED=$((SKIPPED + SUB_S))
 	done
 	[ $bad = 1 ] || [ -s "$dir/reboot" ] || rm -rf "$dir"
 }
@@ -439,7 +471,7 @@ main() {
 		fi
 	done
 	[ ${#group[@]} = 0 ] || run_group "$first" "${group[@]}"
-	echo "$PASSED passed, $FAILED failed"
+	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ $FAILED = 0 ]
 }
 

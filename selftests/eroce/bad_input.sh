@@ -61,8 +61,8 @@ test_netdevs() {
 		ip link set wg0 up
 		reject wireguard_rejected wg0
 	else
-		ktap_skip wireguard_rejected "no wireguard"
-		ktap_skip wireguard_rejected_nothing_left "no wireguard"
+		ktap_missing wireguard_rejected "the wireguard module"
+		ktap_missing wireguard_rejected_nothing_left "the wireguard module"
 	fi
 }
 

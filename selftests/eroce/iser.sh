@@ -39,7 +39,7 @@ ktap_plan 9
 if ! modprobe -n -q ib_isert || ! modprobe -n -q ib_iser ||
 	! command -v iscsiadm >/dev/null; then
 	for t in $SUBTESTS; do
-		ktap_skip "$t" "no iSER here (ib_isert, ib_iser, iscsiadm)"
+		ktap_missing "$t" "ib_isert, ib_iser or iscsiadm (open-iscsi)"
 	done
 	ktap_finish
 fi

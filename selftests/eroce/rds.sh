@@ -36,7 +36,7 @@ rds_ib_connected() {
 ktap_plan 4
 if ! modprobe -n -q rds_rdma; then
 	for t in rds_messages_verified rds_ib_connected rds_over_eroce dmesg_clean; do
-		ktap_skip "$t" "no RDS/IB here (rds_rdma)"
+		ktap_missing "$t" "the rds_rdma module"
 	done
 	ktap_finish
 fi

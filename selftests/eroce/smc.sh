@@ -65,7 +65,7 @@ smc_transfer() {
 ktap_plan 6
 if ! modprobe -n -q smc; then
 	for t in $CHECKS; do
-		ktap_skip "$t" "no SMC in this kernel"
+		ktap_missing "$t" "the smc module"
 	done
 	ktap_finish
 fi

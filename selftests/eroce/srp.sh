@@ -91,7 +91,7 @@ modules_unload() {
 ktap_plan 15
 if ! modprobe -n -q ib_srpt || ! modprobe -n -q ib_srp; then
 	for t in $SUBTESTS; do
-		ktap_skip "$t" "no SRP here (ib_srpt, ib_srp)"
+		ktap_missing "$t" "ib_srpt or ib_srp"
 	done
 	ktap_finish
 fi

@@ -40,7 +40,9 @@ SPLAT+='refcount_t:|list_add corruption|list_del corruption|general protection|'
 SPLAT+='KASAN|UBSAN|Kernel panic|circular locking|recursive locking|'
 SPLAT+='detected stall|unreferenced object|stack-protector|double fault|'
 SPLAT+='inconsistent lock state|suspicious RCU usage|ODEBUG:|'
-SPLAT+='sleeping function called from invalid context'
+SPLAT+='sleeping function called from invalid context|'
+# a program of the test that crashed (the kernel's report of its signal)
+SPLAT+='segfault at |traps: '
 KMEMLEAK=/sys/kernel/debug/kmemleak
 
 poweroff_now() {
