@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 600
+#
+# basic.sh: eroce between two hosts of the lab (selftests/run_lab.sh),
+# guest0 (198.18.10.1) the server, guest1 (198.18.10.2) the client, each
+# with eroce0 (the tree's eroce.ko and provider) on its NIC:
+#   - ibv_rc_pingpong -c, 4 KiB messages: every received buffer checked
+#   - ib_write_bw, 64 KiB, a short run: the client's average Gb/s as a
+#     diagnostic (TCG: compare, do not read it as a speed)
+#   - eroce0's counters moved (tx_packets, rx_packets), nothing dropped as
+#     malformed; rx_batches and retransmit_timeouts as diagnostics (the
+#     path drops nothing: every retransmit timeout is a spurious one)
+# Each guest reports its own side; the runner passes the script when both
+# passed.
+# Run: selftests/run_lab.sh selftests/lab/basic.sh
+set -u -o pipefail
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
+# shellcheck source=../lib_lab.sh
+. "$(dirname "$0")/../lib_lab.sh"
+
+DEV=eroce0
+SNAP=$RDMA_TMP/basic.stats
+PP_ITERS=$(debug_scaled 200)
+BW_ITERS=$(perftest_iters 1000)
+DROPS="rx_drop_truncated rx_drop_icrc rx_drop_bad_header rx_drop_bad_opcode"
+
+setup() {
+	eroce_load && provider_install && lab_rdma_link "$DEV" eroce
+}
+
+# path_facts: the NIC's driver and offloads, one diagnostic line
+path_facts() {
+	local drv
+	drv=$(basename "$(readlink "/sys/class/net/$LAB_IF/device/driver")")
+	ktap_diag "guest$LAB_I: $LAB_IF ($drv) $LAB_IP mtu $(read_file "/sys/class/net/$LAB_IF/mtu"); $(ethtool -k "$LAB_IF" 2>/dev/null |
+		awk -F': ' '/^(tx-checksumming|tcp-segmentation-offload|generic-receive-offload|tx-udp-segmentation|rx-udp-gro-forwarding):/ { printf "%s %s, ", $1, $2 }')"
+}
+
+pingpong() {
+	local gid
+	gid=$(gid_index_of "$DEV" "$LAB_IP")
+	if lab_srv_cli pingpong 0 18515 120 \
+		ibv_rc_pingpong -d "$DEV" -g "$gid" -p 18515 -s 4096 -n "$PP_ITERS" -c &&
+		grep -q "bytes in" <<<"$LAB_OUT"; then
+		ktap_diag "$(grep 'iters in' <<<"$LAB_OUT")"
+		ktap_ok rc_pingpong_checked
+	else
+		lab_srv_cli_diag
+		ktap_fail rc_pingpong_checked "ibv_rc_pingpong -c rc=$LAB_RC"
+	fi
+}
+
+write_bw() {
+	local gid gbps
+	gid=$(gid_index_of "$DEV" "$LAB_IP")
+	lab_srv_cli write_bw 0 18516 180 \
+		ib_write_bw -d "$DEV" -x "$gid" -p 18516 -s 65536 -n "$BW_ITERS" -F --report_gbits
+	if [ "$LAB_RC" = 0 ] || perftest_no_report "$LAB_OUT"; then
+		if [ "$LAB_I" != 0 ]; then
+			gbps=$(awk '/#bytes/ { h = 1; next } h && $1 == 65536 { print $4; exit }' <<<"$LAB_OUT")
+			ktap_diag "ib_write_bw 64 KiB x $BW_ITERS: ${gbps:-no report (clock calibration)} Gb/s"
+		fi
+		ktap_ok write_bw_64k
+	else
+		lab_srv_cli_diag
+		ktap_fail write_bw_64k "ib_write_bw rc=$LAB_RC"
+	fi
+}
+
+counters() {
+	local c d bad=
+	for c in rx_batches tx_batches retransmit_timeouts retransmitted_packets; do
+		d=$(stat_delta "$DEV/1" "$SNAP" "$c") || d='?'
+		ktap_diag "guest$LAB_I $c +$d (now $(lab_stat "$DEV/1" "$c"))"
+	done
+	stat_moved "$DEV/1" "$SNAP" tx_packets || bad+="tx_packets did not move; "
+	stat_moved "$DEV/1" "$SNAP" rx_packets || bad+="rx_packets did not move; "
+	for c in $DROPS; do
+		d=$(stat_delta "$DEV/1" "$SNAP" "$c") || d='?'
+		[ "$d" = 0 ] || bad+="$c +$d; "
+	done
+	[ -z "$bad" ] || ktap_diag "$(stat_changes "$DEV/1" "$SNAP")"
+	ktap_result counters "$([ -z "$bad" ]; echo $?)" "$bad"
+}
+
+ktap_plan 6
+[ "$LAB_N" = 2 ] || ktap_bail "basic.sh needs 2 guests, has $LAB_N"
+if lab_setup >"$RDMA_TMP/lab_setup.out" 2>&1; then
+	path_facts
+	ktap_ok nic_up
+else
+	ktap_diag "$(tail -n 5 "$RDMA_TMP/lab_setup.out")"
+	ktap_bail "NIC setup failed"
+fi
+require setup
+ktap_ok eroce_link
+# shellcheck disable=SC2086  # $PING may be "busybox ping"
+if lab_barrier up >/dev/null && $PING -c 3 -W 5 "$(lab_ip "$(lab_peer)")" >/dev/null; then
+	ktap_ok peer_reachable
+else
+	ktap_bail "peer $(lab_ip "$(lab_peer)") not reachable"
+fi
+stat_snap "$DEV/1" "$SNAP"
+pingpong
+write_bw
+counters
+ktap_finish

@@ -1,0 +1,226 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# lib_lab.sh: helpers for the two-host lab's test scripts (selftests/lab/,
+# run on every guest at once by selftests/run_lab.sh); source it after
+# lib.sh (and lib_rdma.sh if the script needs it).  The runner tells each
+# guest, in its environment: EROCE_LAB_INDEX (0..N-1), EROCE_LAB_N,
+# EROCE_LAB_NIC, EROCE_LAB_MTU, EROCE_LAB_LINK (tap or stream) and
+# EROCE_LAB_SHARED, where the 9p folder that all the guests of the script
+# share is mounted (tag EROCE_LAB_SHARED_TAG).
+#   setup       lab_setup (shared folder mounted, NIC up: LAB_I, LAB_N,
+#               LAB_IF, LAB_IP, LAB_IP6), lab_ip I, lab_ip6 I,
+#               lab_rdma_link NAME TYPE (an RDMA device on LAB_IF, port
+#               active, IPv4 GID present)
+#   waiting     lab_signal NAME [VALUE], lab_wait NAME [SECS] [I...],
+#               lab_barrier NAME [SECS], lab_get NAME I [SECS]
+# Guest I has 198.18.10.(1+I)/24 and 2001:db8:10::(1+I)/64 on the NIC.
+# A wait that times out returns 1 (the script fails that subtest, it
+# never hangs); it also returns 1 at once when the guest it waits for has
+# ended its script (lab_setup's EXIT trap leaves a note: a script with its
+# own EXIT trap calls lab_exit_note from it).
+
+LAB_I=${EROCE_LAB_INDEX:-0}
+LAB_N=${EROCE_LAB_N:-1}
+LAB_SHARED=${EROCE_LAB_SHARED:-/run/eroce-lab}
+# seconds a wait lasts by default: the guests boot at the same time on a
+# shared machine, under TCG, and may be far apart
+LAB_WAIT=${EROCE_LAB_WAIT:-180}
+LAB_IF=
+LAB_IP=
+LAB_IP6=
+
+# lab_ip I, lab_ip6 I: guest I's addresses
+lab_ip() {
+	echo "198.18.10.$(($1 + 1))"
+}
+
+lab_ip6() {
+	echo "2001:db8:10::$(($1 + 1))"
+}
+
+# lab_peer: the other guest of a pair (0 <-> 1)
+lab_peer() {
+	echo $((1 - LAB_I))
+}
+
+# ---- setup -------------------------------------------------------------------
+
+# lab_mount_shared: the shared folder at LAB_SHARED (no cache: each read
+# sees what the other guests wrote)
+lab_mount_shared() {
+	mountpoint -q "$LAB_SHARED" && return 0
+	mkdir -p "$LAB_SHARED" &&
+		mount -t 9p -o trans=virtio,version=9p2000.L \
+			"${EROCE_LAB_SHARED_TAG:-labshared}" "$LAB_SHARED"
+}
+
+# lab_nic_drivers: the drivers of the guest's NICs, PCI (e1000e) or
+# virtio (virtio-net: device ID 1) ones; the guest runs no udev, nothing
+# loads them by itself
+lab_nic_drivers() {
+	local d c
+	for d in /sys/bus/pci/devices/* /sys/bus/virtio/devices/*; do
+		[ -e "$d/modalias" ] || continue
+		case "$d" in
+		*/pci/*) c=$(read_file "$d/class"); [ "${c#0x02}" != "$c" ] || continue ;;
+		*) [ "$(read_file "$d/device")" = 0x0001 ] || continue ;;
+		esac
+		modprobe -q "$(read_file "$d/modalias")" || return
+	done
+}
+
+# lab_find_if: the first network interface that is not lo
+lab_find_if() {
+	local n
+	for n in /sys/class/net/*; do
+		n=${n##*/}
+		[ "$n" = lo ] && continue
+		[ -e "/sys/class/net/$n/device" ] || continue
+		echo "$n"
+		return 0
+	done
+	return 1
+}
+
+# lab_nic_up: the NIC up with the guest's addresses and EROCE_LAB_MTU
+lab_nic_up() {
+	lab_nic_drivers || return
+	wait_for 20 lab_find_if || { echo "no network interface"; return 1; }
+	LAB_IF=$(lab_find_if)
+	LAB_IP=$(lab_ip "$LAB_I")
+	LAB_IP6=$(lab_ip6 "$LAB_I")
+	ip link set dev "$LAB_IF" mtu "${EROCE_LAB_MTU:-1500}" &&
+		ip link set dev "$LAB_IF" up &&
+		addr_add "" "$LAB_IF" "$LAB_IP/24" "$LAB_IP6/64" || return
+	# virtio-net with 2 queue pairs: both in use
+	[ "${EROCE_LAB_NIC:-}" != virtio-mq ] ||
+		ethtool -L "$LAB_IF" combined 2 2>/dev/null || true
+	hostname "eroce-lab$LAB_I"
+}
+
+# lab_setup: the shared folder, the NIC; the exit note for the peers.
+# Run it in the script's shell, not in `require` (a subshell): it sets
+# LAB_IF, LAB_IP, LAB_IP6.
+lab_setup() {
+	lab_mount_shared || { echo "cannot mount the shared folder"; return 1; }
+	trap lab_exit_note EXIT
+	lab_nic_up
+}
+
+# lab_exit_note: this guest's script has ended (peers stop waiting on it)
+lab_exit_note() {
+	lab_signal _exit
+}
+
+# lab_rdma_link NAME TYPE: `rdma link add NAME type TYPE netdev LAB_IF`,
+# its port active and its IPv4 GID present
+lab_rdma_link() {
+	rdma link add "$1" type "$2" netdev "$LAB_IF" &&
+		wait_for 30 port_state_is "$1" "4: ACTIVE" &&
+		wait_for 30 has_gid "$1" "$(ipv4_gid "$LAB_IP")"
+}
+
+# ---- waiting -----------------------------------------------------------------
+
+# lab_signal NAME [VALUE]: tell the other guests NAME (with VALUE)
+lab_signal() {
+	local f=$LAB_SHARED/$1.$LAB_I
+	printf '%s\n' "${2-}" >"$f.tmp.$$" && mv -f "$f.tmp.$$" "$f"
+}
+
+# lab_wait NAME [SECS] [I...]: until guests I (default: all the others)
+# signalled NAME; 1 after SECS (default LAB_WAIT, times the debug
+# kernel's multiplier) or when one of them ended its script without
+# signalling it
+lab_wait() {
+	local name=$1 secs=${2:-$LAB_WAIT} i end left; shift; [ $# = 0 ] || shift
+	local -a who=("$@")
+	if [ ${#who[@]} = 0 ]; then
+		for ((i = 0; i < LAB_N; i++)); do
+			[ "$i" = "$LAB_I" ] || who+=("$i")
+		done
+	fi
+	end=$((SECONDS + secs * TIMEOUT_MULT))
+	while :; do
+		left=
+		for i in "${who[@]}"; do
+			[ -e "$LAB_SHARED/$name.$i" ] && continue
+			if [ -e "$LAB_SHARED/_exit.$i" ]; then
+				echo "lab_wait $name: guest $i ended its script"
+				return 1
+			fi
+			left+=" $i"
+		done
+		[ -z "$left" ] && return 0
+		if [ $SECONDS -ge $end ]; then
+			echo "lab_wait $name: no word from guest$left after ${secs}s"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# lab_barrier NAME [SECS]: signal NAME, then wait for every other guest's
+lab_barrier() {
+	lab_signal "$1" && lab_wait "$@"
+}
+
+# lab_get NAME I [SECS]: the VALUE guest I signalled with NAME (waits)
+lab_get() {
+	lab_wait "$1" "${3:-$LAB_WAIT}" "$2" >&2 || return
+	read_file "$LAB_SHARED/$1.$2"
+}
+
+# ---- traffic -----------------------------------------------------------------
+
+LAB_OUT=
+LAB_RC=
+
+# lab_srv_cli NAME SRV PORT SECS CMD...: a client/server tool across the
+# guests.  Guest SRV runs CMD as the server, tells the others once it
+# listens on TCP PORT (NAME.ready) and waits for it to end; every other
+# guest waits for that and runs CMD with SRV's address appended.  Each
+# runs under `timeout SECS`; its output is in LAB_OUT, its status in
+# LAB_RC (what a failed wait says, and 1, when it never ran).  All the
+# guests meet at NAME.done afterwards.  Returns 0 when LAB_RC is 0.
+lab_srv_cli() {
+	local name=$1 srv=$2 port=$3 t=$(($4 * TIMEOUT_MULT)) pid out; shift 4
+	out=${RDMA_TMP:-/tmp}/lab-$name.out
+	LAB_RC=0
+	if [ "$LAB_I" = "$srv" ]; then
+		timeout -k 5 "$t" stdbuf -oL "$@" >"$out" 2>&1 &
+		pid=$!
+		if wait_for 60 tcp_port_listening "$port"; then
+			lab_signal "$name.ready"
+		else
+			echo "server not listening on port $port after 60 s" >>"$out"
+		fi
+		wait "$pid" || LAB_RC=$?
+		LAB_OUT=$(cat "$out")
+	elif LAB_OUT=$(lab_wait "$name.ready" "" "$srv"); then
+		timeout -k 5 "$t" stdbuf -oL "$@" "$(lab_ip "$srv")" >"$out" 2>&1 || LAB_RC=$?
+		LAB_OUT=$(cat "$out")
+	else
+		LAB_RC=1
+	fi
+	lab_barrier "$name.done" >/dev/null
+	[ "$LAB_RC" = 0 ]
+}
+
+# tcp_port_listening PORT: something here listens on TCP PORT
+tcp_port_listening() {
+	ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+}
+
+# lab_srv_cli_diag: the end of LAB_OUT and its error lines, as diagnostics
+lab_srv_cli_diag() {
+	ktap_diag "rc=$LAB_RC$([ "$LAB_RC" = 124 ] && echo ' (timed out)')"
+	ktap_diag "$( { grep -iE 'err|fail|couldn|unable|cannot|mismatch|timeout|invalid' <<<"$LAB_OUT" | head -n 8; tail -n 4 <<<"$LAB_OUT"; } | sed 's/^[[:space:]]*//')"
+}
+
+# lab_stat LINK COUNTER: one counter of `rdma statistic show link LINK`
+lab_stat() {
+	rdma statistic show link "$1" 2>/dev/null |
+		tr ' ' '\n' | awk -v c="$2" 'p { print; exit } $1 == c { p = 1 }'
+}
