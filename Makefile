@@ -28,7 +28,7 @@ ifeq ($(RT),1)
 DEB_PKGS += linux-image-rt-amd64
 endif
 
-.PHONY: all modules provider tools install deps check unit vmtest demo bench bench-loss bench-topo bench-consumers soak lint clean
+.PHONY: all modules provider tools install deps check unit vmtest lab demo bench bench-loss bench-topo bench-consumers soak lint clean
 .PHONY: dkms-src dkms-install dkms-remove deb
 
 all: modules provider tools
@@ -115,6 +115,11 @@ unit:
 
 vmtest: all
 	selftests/run_vm.sh selftests/eroce/*.sh
+
+# the two-host tests: guests joined through a bridge in a namespace of
+# the run (Documentation/testing.rst "Two-host lab"); not part of check yet
+lab: deps all
+	selftests/run_lab.sh selftests/lab/*.sh
 
 check: deps
 	scripts/check.sh
