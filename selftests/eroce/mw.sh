@@ -32,8 +32,19 @@
 #     IBV_ACCESS_MW_BIND is not bound, and its rkey opens nothing.
 #   - dereg_busy: ibv_dereg_mr() of an MR under a bound window is EBUSY
 #     and the MR keeps working; after ibv_dealloc_mw() it goes.
-#   - mw_binds_counter: eroce2's mw_binds counter moved by at least the 8 binds
-#     eroce_mw makes that succeed.
+#   - type2_zero_length: a type 2 bind of length 0 is IBV_WC_MW_BIND_ERR.
+#   - lw_type1, lw_type1_unbind, lw_type2_local_inv, lw_type2_remote_inv,
+#     lw_wr_bind_mw: windows with remote write (and atomic) rights on an MR
+#     registered with IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND alone
+#     (IBA C10-74: a window's remote write or atomic right needs local
+#     write on the MR, not the remote right) are bound by ibv_bind_mw(),
+#     IBV_WR_BIND_MW and ibv_wr_bind_mw(), take A's WRITE and FETCH_ADD,
+#     and die by a zero-length bind (which lets the MR go), LOCAL_INV,
+#     SEND with Invalidate and ibv_dealloc_mw().
+#   - no_local_write: on an MR without local write a remote write window
+#     is IBV_WC_MW_BIND_ERR, a read-only window is bound and serves READs.
+#   - mw_binds_counter: eroce2's mw_binds counter moved by at least the 15
+#     binds eroce_mw makes that succeed.
 # Run: selftests/run_vm.sh selftests/eroce/mw.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -42,7 +53,7 @@ set -u -o pipefail
 . "$(dirname "$0")/../lib_rdma.sh"
 
 TOOL="$EROCE_ROOT/selftests/tools/eroce_mw"
-MW_BINDS=8	# the binds eroce_mw makes that succeed
+MW_BINDS=15	# the binds eroce_mw makes that succeed
 
 # mw_binds_counted: eroce2 counted at least eroce_mw's successful binds
 mw_binds_counted() {
@@ -52,7 +63,7 @@ mw_binds_counted() {
 		{ echo "mw_binds +$d, not at least $MW_BINDS"; return 1; }
 }
 
-ktap_plan 17
+ktap_plan 24
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -63,7 +74,7 @@ kmsg_mark
 
 stat_snap eroce1 "$SNAP1"
 stat_snap eroce2 "$SNAP2"
-ktap_results mw 15 timeout -k 5 150 "$TOOL" eroce1 "$G1" eroce2 "$G2"
+ktap_results mw 22 timeout -k 5 150 "$TOOL" eroce1 "$G1" eroce2 "$G2"
 ktap_check mw_binds_counter mw_binds_counted
 ktap_diag "eroce1: $(stat_changes eroce1 "$SNAP1")"
 ktap_diag "eroce2: $(stat_changes eroce2 "$SNAP2")"

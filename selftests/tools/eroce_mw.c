@@ -41,8 +41,33 @@
  *   dereg_busy         ibv_dereg_mr() of an MR a window is bound to:
  *                      EBUSY, and the MR still takes A's WRITE; after
  *                      ibv_dealloc_mw() the dereg succeeds
+ *   type2_zero_length  a type 2 bind of length 0: IBV_WC_MW_BIND_ERR
  *
- * Eight binds succeed (mw.sh holds B's mw_binds counter to that).  A
+ * A window's remote write or atomic right needs local write on its MR,
+ * not that remote right (IBA C10-74); the lw_ checks use MRs over region
+ * L of B registered with IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND
+ * alone:
+ *
+ *   lw_type1           a type 1 window with remote read, write and
+ *                      atomic rights: bound, A's WRITE lands, A's
+ *                      FETCH_ADD returns what was there and adds
+ *   lw_type1_unbind    a zero-length ibv_bind_mw() that still names the
+ *                      MR: IBV_WC_BIND_MW, the rkey opens nothing, and
+ *                      the MR can be deregistered (the window no longer
+ *                      holds it)
+ *   lw_type2_local_inv a type 2 window with remote write and atomic
+ *                      rights: bound, A's WRITE lands; IBV_WR_LOCAL_INV,
+ *                      then A's WRITE is a remote access error
+ *   lw_type2_remote_inv bound anew, A's SEND with Invalidate kills it
+ *   lw_wr_bind_mw      bound anew with ibv_wr_bind_mw() on B's extended
+ *                      QP: A's WRITE lands; after ibv_dealloc_mw() the
+ *                      rkey opens nothing, and the MR can be deregistered
+ *   no_local_write     an MR with remote read and MW_BIND but no local
+ *                      write: a window with remote write is not bound
+ *                      (IBV_WC_MW_BIND_ERR), a read-only one is and
+ *                      serves A's READ
+ *
+ * Fifteen binds succeed (mw.sh holds B's mw_binds counter to that).  A
  * remote access error or a failed bind leaves the QPs in ERR: a check
  * that goes on connects anew, and so does run() after a check that left
  * a QP out of RTS.  Prints "result:" lines; exits 0 when every
@@ -74,7 +99,10 @@
 #define D_OFF		(768u << 10)	/* B's MR for dereg_busy */
 #define D_LEN		(16u << 10)
 #define RECV_OFF	(896u << 10)	/* B's receive buffer */
+#define L_OFF		(640u << 10)	/* B's region for the lw_ checks */
+#define L_LEN		(64u << 10)
 #define READ_OFF	(512u << 10)	/* where A's READs land, in A's */
+#define ATOM_OFF	(768u << 10)	/* where A's FETCH_ADDs land */
 #define DEPTH		16
 #define WAIT_SECS	20.0
 
@@ -82,6 +110,8 @@
 			 IBV_ACCESS_REMOTE_READ)
 #define MW_MR_ACCESS	(MR_ACCESS | IBV_ACCESS_MW_BIND)
 #define WIN_RW		(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+#define WIN_WA		(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)
+#define LW_MR_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND)
 #define REM_ACCESS	IBV_WC_REM_ACCESS_ERR
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -94,8 +124,10 @@ struct mw_test {
 	struct ibv_mr *mr;	/* M, over R; IBV_ACCESS_MW_BIND */
 	uint8_t *r;		/* R */
 	uint64_t id;		/* the last work request's id */
-	struct ibv_mw *mw;	/* the type1_ or type2_ checks' window */
+	struct ibv_mw *mw;	/* the type1_, type2_ or lw_ checks' window */
 	uint32_t rkey;		/* its rkey, when of type 2 */
+	struct ibv_mr *lmr;	/* the lw_ checks' MR over L */
+	uint8_t *l;		/* L */
 };
 
 static const char *st_str(int st)
@@ -107,9 +139,40 @@ static const char *st_str(int st)
 	return ibv_wc_status_str(st);
 }
 
-/* fresh RC QPs A <-> B, the old ones destroyed and their completions gone */
+/* B's RC QP, with the ibv_qp_ex interface for ibv_wr_bind_mw() */
+static struct ibv_qp *b_qp_ex(struct eroce_side *b)
+{
+	struct ibv_qp_init_attr_ex attr = {
+		.qp_type = IBV_QPT_RC,
+		.send_cq = b->cq,
+		.recv_cq = b->cq,
+		.sq_sig_all = 1,
+		.cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = b->pd,
+		.send_ops_flags = IBV_QP_EX_WITH_BIND_MW |
+				  IBV_QP_EX_WITH_LOCAL_INV,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(b->ctx, &attr);
+
+	if (!qp)
+		eroce_die("ibv_create_qp_ex on B: %s", strerror(errno));
+	return qp;
+}
+
+/*
+ * fresh RC QPs A <-> B, the old ones destroyed and their completions
+ * gone; B's takes remote atomics too
+ */
 static void reconnect(struct mw_test *t)
 {
+	struct ibv_qp_attr attr = {
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
 	struct eroce_side *a = &t->a, *b = &t->b;
 	struct ibv_wc wc;
 
@@ -118,8 +181,10 @@ static void reconnect(struct mw_test *t)
 	while (ibv_poll_cq(a->cq, 1, &wc) > 0 || ibv_poll_cq(b->cq, 1, &wc) > 0)
 		;
 	a->qp = eroce_side_qp(a, IBV_QPT_RC, NULL, DEPTH);
-	b->qp = eroce_side_qp(b, IBV_QPT_RC, NULL, DEPTH);
+	b->qp = b_qp_ex(b);
 	eroce_pair_connect(a, b, 0, 7);
+	if (ibv_modify_qp(b->qp, &attr, IBV_QP_ACCESS_FLAGS))
+		eroce_die("B: remote atomics: %s", strerror(errno));
 }
 
 /*
@@ -190,6 +255,33 @@ static int from_a(struct mw_test *t, enum ibv_wr_opcode op, uint32_t off,
 	return run_wr(t, &t->a, &wr, wc_op);
 }
 
+/*
+ * A's FETCH_ADD of @add at @raddr through @rkey, the value before in
+ * *@orig: A's completion status
+ */
+static int fetch_add(struct mw_test *t, uint32_t rkey, uint64_t raddr,
+		     uint64_t add, uint64_t *orig)
+{
+	uint64_t *local = (uint64_t *)(t->a.buf + ATOM_OFF);
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)local, .length = sizeof(*local),
+		.lkey = t->a.mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+	};
+	int st;
+
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = add;
+	*local = 0;
+	st = run_wr(t, &t->a, &wr, IBV_WC_FETCH_ADD);
+	*orig = *local;
+	return st;
+}
+
 /* A WRITEs message @seed's @len bytes to @raddr through @rkey */
 static int write_to(struct mw_test *t, uint32_t seed, uint32_t len,
 		    uint32_t rkey, uint64_t raddr)
@@ -229,22 +321,16 @@ static uint64_t r_addr(const struct mw_test *t, uint32_t off)
 }
 
 /*
- * Bind @mw to W_LEN bytes at @off of @mr (none: unbind) for @access: a
- * type 1 window through ibv_bind_mw(), a type 2 one through an
- * IBV_WR_BIND_MW that gives it @rkey.  B's completion status.
+ * Bind @mw as @info says: a type 1 window through ibv_bind_mw(), a type
+ * 2 one through an IBV_WR_BIND_MW that gives it @rkey.  B's completion
+ * status.
  */
-static int bind_win(struct mw_test *t, struct ibv_mw *mw, uint32_t rkey,
-		    struct ibv_mr *mr, uint32_t off, unsigned int access)
+static int bind_info(struct mw_test *t, struct ibv_mw *mw, uint32_t rkey,
+		     const struct ibv_mw_bind_info *info)
 {
-	struct ibv_mw_bind_info info = {
-		.mr = mr,
-		.addr = mr ? (uintptr_t)mr->addr + off : 0,
-		.length = mr ? W_LEN : 0,
-		.mw_access_flags = access,
-	};
 	struct ibv_mw_bind mb = {
 		.wr_id = ++t->id, .send_flags = IBV_SEND_SIGNALED,
-		.bind_info = info,
+		.bind_info = *info,
 	};
 	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW };
 	struct ibv_wc wc;
@@ -253,7 +339,7 @@ static int bind_win(struct mw_test *t, struct ibv_mw *mw, uint32_t rkey,
 	if (mw->type == IBV_MW_TYPE_2) {
 		wr.bind_mw.mw = mw;
 		wr.bind_mw.rkey = rkey;
-		wr.bind_mw.bind_info = info;
+		wr.bind_mw.bind_info = *info;
 		return run_wr(t, &t->b, &wr, IBV_WC_BIND_MW);
 	}
 	ret = ibv_bind_mw(t->b.qp, mw, &mb);
@@ -262,6 +348,49 @@ static int bind_win(struct mw_test *t, struct ibv_mw *mw, uint32_t rkey,
 		return REFUSED;
 	}
 	return completion(&t->b, mb.wr_id, IBV_WC_BIND_MW, &wc);
+}
+
+/* @len bytes at @off of @mr (none: unbind) for @access */
+static struct ibv_mw_bind_info range_of(struct ibv_mr *mr, uint32_t off,
+					uint32_t len, unsigned int access)
+{
+	return (struct ibv_mw_bind_info){
+		.mr = mr,
+		.addr = mr ? (uintptr_t)mr->addr + off : 0,
+		.length = len,
+		.mw_access_flags = access,
+	};
+}
+
+/* bind_info() of W_LEN bytes at @off of @mr (none: unbind) for @access */
+static int bind_win(struct mw_test *t, struct ibv_mw *mw, uint32_t rkey,
+		    struct ibv_mr *mr, uint32_t off, unsigned int access)
+{
+	struct ibv_mw_bind_info info = range_of(mr, off, mr ? W_LEN : 0,
+						access);
+
+	return bind_info(t, mw, rkey, &info);
+}
+
+/* the same as a type 2 bind_win(), through ibv_wr_bind_mw() */
+static int wr_bind_win(struct mw_test *t, struct ibv_mw *mw, uint32_t rkey,
+		       struct ibv_mr *mr, uint32_t off, unsigned int access)
+{
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(t->b.qp);
+	struct ibv_mw_bind_info info = range_of(mr, off, W_LEN, access);
+	struct ibv_wc wc;
+	int ret;
+
+	ibv_wr_start(qpx);
+	qpx->wr_id = ++t->id;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(qpx, mw, rkey, &info);
+	ret = ibv_wr_complete(qpx);
+	if (ret) {
+		printf("# B: ibv_wr_bind_mw: %s\n", strerror(ret));
+		return REFUSED;
+	}
+	return completion(&t->b, t->id, IBV_WC_BIND_MW, &wc);
 }
 
 /* B's IBV_WR_LOCAL_INV of @rkey */
@@ -591,7 +720,215 @@ static void dereg_busy(struct mw_test *t)
 		     st_str(st), strerror(busy), st_str(wr), dealloc, dereg);
 }
 
-/* in this order: the type1_ and type2_ checks hand t->mw on */
+/* a type 2 bind of length 0, which would invalidate: o10-37.2.40 */
+static void type2_zero_length(struct mw_test *t)
+{
+	struct ibv_mw *mw = alloc_mw(t, IBV_MW_TYPE_2);
+	struct ibv_mw_bind_info info = range_of(t->mr, W_OFF, 0, WIN_RW);
+	int st;
+
+	st = bind_info(t, mw, ibv_inc_rkey(mw->rkey), &info);
+	dealloc_mw(mw);
+	eroce_result("type2_zero_length", st == IBV_WC_MW_BIND_ERR,
+		     "bind of length 0: %s", st_str(st));
+}
+
+/* L holds message @seed's @len bytes at @off and zeroes elsewhere */
+static bool l_holds(const struct mw_test *t, uint32_t off, uint32_t len,
+		    uint32_t seed)
+{
+	return eroce_zeroed(t->l, off) &&
+	       eroce_pattern_ok(t->l + off, len, seed) &&
+	       eroce_zeroed(t->l + off + len, L_LEN - off - len);
+}
+
+/* the remote address of L's byte @off */
+static uint64_t l_addr(const struct mw_test *t, uint32_t off)
+{
+	return (uintptr_t)t->l + off;
+}
+
+/*
+ * t->mw: a type 1 window with every remote right on t->lmr, an MR over L
+ * with local write and MW_BIND alone
+ */
+static void lw_type1(struct mw_test *t)
+{
+	struct ibv_mw *mw = alloc_mw(t, IBV_MW_TYPE_1);
+	uint64_t *last = (uint64_t *)(t->l + W_OFF + W_LEN - 8);
+	uint64_t orig = 0, want;
+	int st, wr, at = NO_WC;
+	bool ok;
+
+	t->mw = mw;
+	t->lmr = reg_mr(t, t->l, L_LEN, LW_MR_ACCESS);
+	memset(t->l, 0, L_LEN);
+	st = bind_win(t, mw, 0, t->lmr, W_OFF,
+		      WIN_RW | IBV_ACCESS_REMOTE_ATOMIC);
+	wr = write_to(t, 20, W_LEN, mw->rkey, l_addr(t, W_OFF));
+	ok = st == IBV_WC_SUCCESS && wr == IBV_WC_SUCCESS &&
+	     l_holds(t, W_OFF, W_LEN, 20);
+	want = *last;
+	if (ok)
+		at = fetch_add(t, mw->rkey, l_addr(t, W_OFF + W_LEN - 8), 5,
+			       &orig);
+	ok = ok && at == IBV_WC_SUCCESS && orig == want && *last == want + 5;
+	eroce_result("lw_type1", ok,
+		     "bind with remote write and atomic on an MR with local write only %s, WRITE %s, FETCH_ADD %s (%#" PRIx64 ", expected %#" PRIx64 ")",
+		     st_str(st), st_str(wr), st_str(at), orig, want);
+}
+
+/*
+ * t->mw unbound by a zero-length bind that still names t->lmr, which is
+ * deregistered then; t->mw deallocated
+ */
+static void lw_type1_unbind(struct mw_test *t)
+{
+	struct ibv_mw_bind_info info = range_of(t->lmr, W_OFF, 0,
+						WIN_RW | IBV_ACCESS_REMOTE_ATOMIC);
+	uint32_t rkey = t->mw->rkey, now;
+	int st, wr, wr_now = REM_ACCESS, dereg;
+	bool ok;
+
+	memset(t->l, 0, L_LEN);
+	st = bind_info(t, t->mw, 0, &info);
+	now = t->mw->rkey;
+	wr = write_to(t, 21, 16, rkey, l_addr(t, W_OFF));
+	if (now != rkey) {
+		reconnect(t);
+		wr_now = write_to(t, 22, 16, now, l_addr(t, W_OFF));
+	}
+	ok = st == IBV_WC_SUCCESS && wr == REM_ACCESS &&
+	     wr_now == REM_ACCESS && eroce_zeroed(t->l, L_LEN);
+	dereg = ibv_dereg_mr(t->lmr);
+	if (!dereg)
+		t->lmr = NULL;
+	dealloc_mw(t->mw);
+	t->mw = NULL;
+	if (t->lmr && ibv_dereg_mr(t->lmr))
+		eroce_die("ibv_dereg_mr: %s", strerror(errno));
+	t->lmr = NULL;
+	eroce_result("lw_type1_unbind", ok && !dereg,
+		     "zero-length bind naming the MR %s; WRITE through rkey %#x %s, through %#x %s; then ibv_dereg_mr of the MR %s",
+		     st_str(st), rkey, st_str(wr), now, st_str(wr_now), dereg ? strerror(dereg) : "ok");
+}
+
+/*
+ * t->mw: a type 2 window with remote write and atomic rights on t->lmr
+ * (local write and MW_BIND alone), bound and LOCAL_INV'd
+ */
+static void lw_type2_local_inv(struct mw_test *t)
+{
+	struct ibv_mw *mw = alloc_mw(t, IBV_MW_TYPE_2);
+	int st, wr, inv, after;
+	bool ok;
+
+	t->mw = mw;
+	t->lmr = reg_mr(t, t->l, L_LEN, LW_MR_ACCESS);
+	t->rkey = ibv_inc_rkey(mw->rkey);
+	memset(t->l, 0, L_LEN);
+	st = bind_win(t, mw, t->rkey, t->lmr, W_OFF, WIN_WA);
+	wr = write_to(t, 23, W_LEN, t->rkey, l_addr(t, W_OFF));
+	ok = st == IBV_WC_SUCCESS && wr == IBV_WC_SUCCESS &&
+	     l_holds(t, W_OFF, W_LEN, 23);
+	inv = local_inv(t, t->rkey);
+	after = write_to(t, 24, 16, t->rkey, l_addr(t, W_OFF));
+	ok = ok && inv == IBV_WC_SUCCESS && after == REM_ACCESS &&
+	     l_holds(t, W_OFF, W_LEN, 23);
+	eroce_result("lw_type2_local_inv", ok,
+		     "bind with remote write and atomic on an MR with local write only %s, WRITE %s, LOCAL_INV %s, then WRITE %s",
+		     st_str(st), st_str(wr), st_str(inv), st_str(after));
+}
+
+/* t->mw bound anew, then A's SEND with Invalidate kills it */
+static void lw_type2_remote_inv(struct mw_test *t)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)t->b.buf + RECV_OFF, .length = 64,
+		.lkey = t->b.mr->lkey,
+	};
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_wc wc = {};
+	int st, sent = NO_WC, got = NO_WC, wr;
+	bool ok;
+
+	t->rkey = ibv_inc_rkey(t->rkey);
+	st = bind_win(t, t->mw, t->rkey, t->lmr, W_OFF, WIN_WA);
+	rwr.wr_id = ++t->id;
+	if (ibv_post_recv(t->b.qp, &rwr, &bad))
+		eroce_die("ibv_post_recv: %s", strerror(errno));
+	if (st == IBV_WC_SUCCESS)
+		sent = from_a(t, IBV_WR_SEND_WITH_INV, 0, 64, t->rkey, 0);
+	if (sent == IBV_WC_SUCCESS)
+		got = completion(&t->b, rwr.wr_id, IBV_WC_RECV, &wc);
+	ok = sent == IBV_WC_SUCCESS && got == IBV_WC_SUCCESS &&
+	     (wc.wc_flags & IBV_WC_WITH_INV) &&
+	     wc.invalidated_rkey == t->rkey;
+	wr = write_to(t, 25, 16, t->rkey, l_addr(t, W_OFF));
+	ok = ok && wr == REM_ACCESS && l_holds(t, W_OFF, W_LEN, 23);
+	eroce_result("lw_type2_remote_inv", ok,
+		     "bind %s, SEND_WITH_INV %s, receive %s flags %#x invalidated %#x, then WRITE %s",
+		     st_str(st), st_str(sent), st_str(got), wc.wc_flags,
+		     wc.invalidated_rkey, st_str(wr));
+}
+
+/*
+ * t->mw bound anew by ibv_wr_bind_mw(), then deallocated; t->lmr
+ * deregistered
+ */
+static void lw_wr_bind_mw(struct mw_test *t)
+{
+	int st, wr, after, dereg;
+	bool ok;
+
+	t->rkey = ibv_inc_rkey(t->rkey);
+	memset(t->l, 0, L_LEN);
+	st = wr_bind_win(t, t->mw, t->rkey, t->lmr, W_OFF, WIN_WA);
+	wr = write_to(t, 26, W_LEN, t->rkey, l_addr(t, W_OFF));
+	ok = st == IBV_WC_SUCCESS && wr == IBV_WC_SUCCESS &&
+	     l_holds(t, W_OFF, W_LEN, 26);
+	dealloc_mw(t->mw);
+	t->mw = NULL;
+	after = write_to(t, 27, 16, t->rkey, l_addr(t, W_OFF));
+	ok = ok && after == REM_ACCESS && l_holds(t, W_OFF, W_LEN, 26);
+	dereg = ibv_dereg_mr(t->lmr);
+	if (dereg)
+		eroce_die("ibv_dereg_mr: %s", strerror(dereg));
+	t->lmr = NULL;
+	eroce_result("lw_wr_bind_mw", ok,
+		     "ibv_wr_bind_mw with remote write and atomic on an MR with local write only %s, WRITE %s; after ibv_dealloc_mw WRITE %s",
+		     st_str(st), st_str(wr), st_str(after));
+}
+
+/* windows on an MR with remote read and MW_BIND, no local write */
+static void no_local_write(struct mw_test *t)
+{
+	struct ibv_mr *mr = reg_mr(t, t->l, L_LEN,
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw2 = alloc_mw(t, IBV_MW_TYPE_2);
+	struct ibv_mw *mw1 = alloc_mw(t, IBV_MW_TYPE_1);
+	int wst, rst, rd;
+	bool ok;
+
+	memset(t->l, 0, L_LEN);
+	eroce_pattern(t->l + W_OFF, W_LEN, 28);
+	wst = bind_win(t, mw2, ibv_inc_rkey(mw2->rkey), mr, W_OFF,
+		       IBV_ACCESS_REMOTE_WRITE);
+	reconnect(t);
+	rst = bind_win(t, mw1, 0, mr, W_OFF, IBV_ACCESS_REMOTE_READ);
+	rd = read_from(t, W_LEN, mw1->rkey, l_addr(t, W_OFF));
+	ok = wst == IBV_WC_MW_BIND_ERR && rst == IBV_WC_SUCCESS &&
+	     rd == IBV_WC_SUCCESS && read_got(t, t->l + W_OFF, W_LEN);
+	dealloc_mw(mw1);
+	dealloc_mw(mw2);
+	if (ibv_dereg_mr(mr))
+		eroce_die("ibv_dereg_mr: %s", strerror(errno));
+	eroce_result("no_local_write", ok,
+		     "remote write window: %s; read-only window: %s, READ %s",
+		     st_str(wst), st_str(rst), st_str(rd));
+}
+
+/* in this order: the type1_, type2_ and lw_ checks hand t->mw on */
 static void (*const checks[])(struct mw_test *t) = {
 	caps,
 	type1_bind, type1_bounds, type1_rights, type1_rebind, type1_unbind,
@@ -599,6 +936,10 @@ static void (*const checks[])(struct mw_test *t) = {
 	type2_zero_based,
 	no_bind,
 	dereg_busy,
+	type2_zero_length,
+	lw_type1, lw_type1_unbind,
+	lw_type2_local_inv, lw_type2_remote_inv, lw_wr_bind_mw,
+	no_local_write,
 };
 
 static void run(struct mw_test *t)
@@ -628,6 +969,7 @@ int main(int argc, char **argv)
 	eroce_side_open(&t.a, false, BUF_LEN, 4 * DEPTH);
 	eroce_side_open(&t.b, false, BUF_LEN, 4 * DEPTH);
 	t.r = t.b.buf + R_OFF;
+	t.l = t.b.buf + L_OFF;
 	t.mr = reg_mr(&t, t.r, R_LEN, MW_MR_ACCESS);
 	reconnect(&t);
 	run(&t);
