@@ -58,8 +58,12 @@
 #     old memory untouched), the old rkey dies (remote access error), a
 #     move to memory that cannot be pinned fails and leaves the MR
 #     working where it was, no flags is EINVAL, dropping REMOTE_WRITE
-#     refuses A's WRITE, a move to another PD refuses a QP of the first
-#     PD and serves one of the new.
+#     refuses A's WRITE and adding it back serves the rkey A had (rights
+#     change in place; an MR pinned read-only is pinned anew), a move to another
+#     PD refuses a QP of the first PD and serves one of the new; a SEND
+#     into a receive posted before the MR moved (new translation, or
+#     another PD) is IBV_WC_REM_OP_ERR at A (NAK code 3, as rdma_rxe)
+#     and IBV_WC_LOC_PROT_ERR at B.
 # On the debug kernel dereg-read and reset-ud are left out (lib.sh
 # debug_subset): dereg-write and reset-rc take the same teardowns (an MR
 # deregistered under a transfer, a busy QP reset), and the pingpong after
@@ -218,7 +222,7 @@ kernel_consumer() {
 	fi
 }
 
-ktap_plan 44
+ktap_plan 48
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -236,7 +240,7 @@ lt solicited-err 2
 lt corrupt-sq 4
 lt rewind-sq 3
 lt kernel-op 4
-ktap_results rereg 6 timeout -k 5 150 "$EROCE_ROOT/selftests/tools/eroce_rereg" \
+ktap_results rereg 10 timeout -k 5 150 "$EROCE_ROOT/selftests/tools/eroce_rereg" \
 	eroce1 "$G1" eroce2 "$G2"
 timer_race
 kernel_consumer

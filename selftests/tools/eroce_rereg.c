@@ -13,8 +13,20 @@
  *   refused     no flags: EINVAL
  *   access      M loses IBV_ACCESS_REMOTE_WRITE: A's WRITE fails with a
  *               remote access error, Y untouched
+ *   access_add  M gets IBV_ACCESS_REMOTE_WRITE back: its keys stay,
+ *               and A's WRITE through the rkey A had lands in Y
+ *   access_repin an MR over Z registered with remote read alone gets
+ *               local and remote write: it is pinned anew (new keys),
+ *               and A's WRITE through the new rkey lands in Z
+ *   recv_trans  B posts a receive into M, then moves M (to the same
+ *               memory: a new translation, new keys): A's SEND into that
+ *               receive is a Remote Operational Error at A
+ *               (IBV_WC_REM_OP_ERR: NAK code 3 for the responder's local
+ *               protection error), B's receive IBV_WC_LOC_PROT_ERR
  *   pd          M moves to another PD of B: a WRITE through a QP of the
  *               first PD fails, through a QP of the new PD it lands
+ *   recv_pd     B posts a receive into M on the QP of M's PD, then moves
+ *               M back to the first PD: as recv_trans
  *
  * Each failed WRITE leaves A's QP in ERR: the next check connects anew.
  * Prints "result:" lines; exits 0 when every expectation held, 1
@@ -41,6 +53,8 @@
 #define X_LEN		4096u
 #define Y_OFF		(512u << 10)	/* and its second */
 #define Y_LEN		8192u
+#define Z_OFF		(768u << 10)	/* access_repin's MR */
+#define Z_LEN		4096u
 #define DEPTH		16
 #define WAIT_SECS	20.0
 #define M_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -88,6 +102,87 @@ static int write_to(struct eroce_side *a, uint32_t len, uint32_t seed,
 	if (wc.status)
 		printf("# A: WRITE %u: %s\n", seed, ibv_wc_status_str(wc.status));
 	return wc.status;
+}
+
+/*
+ * A's SEND of @len bytes of pattern @seed into B's receive posted before:
+ * A's completion status in *@st_a, B's in *@st_b (-1: none)
+ */
+static void send_to(struct eroce_side *a, struct eroce_side *b,
+		    uint32_t len, uint32_t seed, int *st_a, int *st_b)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)a->buf, .length = len, .lkey = a->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = seed, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	*st_a = *st_b = -1;
+	eroce_pattern(a->buf, len, seed);
+	if (ibv_post_send(a->qp, &wr, &bad))
+		return;
+	if (!eroce_side_poll(a, WAIT_SECS, &wc))
+		*st_a = wc.status;
+	if (!eroce_side_poll(b, WAIT_SECS, &wc))
+		*st_b = wc.status;
+	printf("# SEND %u: A %s, B %s\n", seed,
+	       *st_a < 0 ? "none" : ibv_wc_status_str(*st_a),
+	       *st_b < 0 ? "none" : ibv_wc_status_str(*st_b));
+}
+
+/* post a receive into @m, re-register @m as @flags and @pd say, SEND */
+static void recv_rereg(const char *name, struct eroce_side *a,
+		       struct eroce_side *b, struct ibv_mr *m, int flags,
+		       struct ibv_pd *pd, uint32_t seed)
+{
+	struct ibv_sge rsge = {
+		.addr = (uintptr_t)m->addr, .length = 64, .lkey = m->lkey,
+	};
+	struct ibv_recv_wr rwr = {
+		.wr_id = seed, .sg_list = &rsge, .num_sge = 1,
+	}, *rbad;
+	uint32_t lkey = m->lkey;
+	int ret, st_a, st_b;
+
+	memset(m->addr, 0, m->length);
+	if (ibv_post_recv(b->qp, &rwr, &rbad))
+		eroce_die("ibv_post_recv: %s", strerror(errno));
+	ret = ibv_rereg_mr(m, flags, pd, m->addr, m->length, 0);
+	send_to(a, b, 64, seed, &st_a, &st_b);
+	eroce_result(name, !ret && st_a == IBV_WC_REM_OP_ERR &&
+		     st_b == IBV_WC_LOC_PROT_ERR &&
+		     eroce_zeroed(m->addr, m->length),
+		     "rereg %d, lkey %#x -> %#x; SEND into the receive posted before: A %d, B %d",
+		     ret, lkey, m->lkey, st_a, st_b);
+}
+
+/* access_repin: an MR pinned read-only gets write rights */
+static void access_repin(struct eroce_side *a, struct eroce_side *b)
+{
+	uint8_t *z = b->buf + Z_OFF;
+	struct ibv_mr *mr;
+	uint32_t rkey;
+	int ret, st;
+
+	memset(z, 0, Z_LEN);
+	mr = ibv_reg_mr(b->pd, z, Z_LEN, IBV_ACCESS_REMOTE_READ);
+	if (!mr)
+		eroce_die("ibv_reg_mr: %s", strerror(errno));
+	rkey = mr->rkey;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   M_ACCESS);
+	st = !ret ? write_to(a, Z_LEN, 11, mr->rkey, z) : -1;
+	eroce_result("access_repin", !ret && st == IBV_WC_SUCCESS &&
+		     eroce_pattern_ok(z, Z_LEN, 11),
+		     "rereg %d, rkey %#x -> %#x, WRITE %d", ret, rkey,
+		     mr->rkey, st);
+	if (st)
+		connect_pair(a, b, b->pd);
+	if (ibv_dereg_mr(mr))
+		eroce_die("ibv_dereg_mr: %s", strerror(errno));
 }
 
 static void run(struct eroce_side *a, struct eroce_side *b)
@@ -150,6 +245,22 @@ static void run(struct eroce_side *a, struct eroce_side *b)
 		     eroce_zeroed(y, Y_LEN), "rereg %d, WRITE %d", ret, st);
 	connect_pair(a, b, b->pd);
 
+	rkey1 = m->rkey;
+	ret = ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   M_ACCESS);
+	st = !ret ? write_to(a, Y_LEN, 8, rkey1, y) : -1;
+	eroce_result("access_add", !ret && m->rkey == rkey1 &&
+		     st == IBV_WC_SUCCESS && eroce_pattern_ok(y, Y_LEN, 8),
+		     "rereg %d, rkey %#x -> %#x, WRITE through %#x %d", ret,
+		     rkey1, m->rkey, rkey1, st);
+	if (st)
+		connect_pair(a, b, b->pd);
+	access_repin(a, b);
+
+	recv_rereg("recv_trans", a, b, m, IBV_REREG_MR_CHANGE_TRANSLATION,
+		   NULL, 9);
+	connect_pair(a, b, b->pd);
+
 	pd2 = ibv_alloc_pd(b->ctx);
 	if (!pd2)
 		eroce_die("ibv_alloc_pd: %s", strerror(errno));
@@ -163,6 +274,8 @@ static void run(struct eroce_side *a, struct eroce_side *b)
 	ok = ok && st == IBV_WC_SUCCESS && eroce_pattern_ok(y, Y_LEN, 7);
 	eroce_result("pd", ok, "rereg %d; WRITE through the first PD's QP refused, through the new PD's QP %d",
 		     ret, st);
+
+	recv_rereg("recv_pd", a, b, m, IBV_REREG_MR_CHANGE_PD, b->pd, 10);
 
 	ibv_destroy_qp(a->qp);
 	ibv_destroy_qp(b->qp);
