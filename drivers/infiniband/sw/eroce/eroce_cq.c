@@ -159,20 +159,27 @@ static void eroce_cq_overflow(struct eroce_cq *cq)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
-/* consume the arm bits this CQE satisfies; true if an event is due */
+/* does this CQE satisfy an arm of @flags? */
+static bool eroce_cq_arm_due(u32 flags, bool solicited)
+{
+	return (flags & EROCE_CQ_ARM_NEXT) ||
+	       (solicited && (flags & EROCE_CQ_ARM_SOLICITED));
+}
+
+/*
+ * Consume the arm bits this CQE satisfies; true if an event is due.  The
+ * word is userspace's too: eroce_ring_flags_update() bounds the exchange.
+ */
 static bool eroce_cq_disarm(struct eroce_cq *cq, bool solicited)
 {
 	u32 *flags = &cq->ring.ctrl->flags;
-	u32 old = READ_ONCE(*flags);
 
 	lockdep_assert_held(&cq->ring.producer_lock);
-	do {
-		if (!(old & EROCE_CQ_ARM_NEXT) &&
-		    !(solicited && (old & EROCE_CQ_ARM_SOLICITED)))
-			return false;
-	} while (!try_cmpxchg(flags, &old, old & ~EROCE_CQ_ARM_BITS));
-
-	return true;
+	if (!eroce_cq_arm_due(READ_ONCE(*flags), solicited))
+		return false;
+	return eroce_cq_arm_due(eroce_ring_flags_update(flags, 0,
+							EROCE_CQ_ARM_BITS),
+				solicited);
 }
 
 /*

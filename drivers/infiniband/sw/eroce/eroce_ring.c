@@ -287,22 +287,40 @@ u32 eroce_ring_pending(struct eroce_ring *ring)
 	return min(prod - cons, ring->num_slots);
 }
 
+/**
+ * eroce_ring_flags_update() - set and clear bits of a word userspace shares
+ * @flags: a flags word of a user-mapped ring
+ * @set: the bits to set
+ * @clear: the bits to clear
+ *
+ * Userspace may rewrite the word at any time, so a compare-and-exchange
+ * loop on it (x86's atomic_fetch_or() is one too) could spin for as long
+ * as a thread of the process wants.  The loop is bounded: after
+ * %EROCE_RING_FLAGS_TRIES failed exchanges the kernel's update is
+ * exchanged in over what userspace wrote last.  Only a provider that
+ * breaks the ring contract can lose that race, and only its own queue
+ * suffers.  Returns the flags the update replaced.  Any context; a full
+ * barrier.
+ */
+u32 eroce_ring_flags_update(u32 *flags, u32 set, u32 clear)
+{
+	u32 old = READ_ONCE(*flags);
+	int i;
+
+	for (i = 0; i < EROCE_RING_FLAGS_TRIES; i++)
+		if (try_cmpxchg(flags, &old, (old | set) & ~clear))
+			return old;
+	return xchg(flags, (old | set) & ~clear);
+}
+
 /* atomically OR @bits into ctrl->flags; returns the old flags */
 u32 eroce_ring_flags_set(struct eroce_ring *ring, u32 bits)
 {
-	u32 old = READ_ONCE(ring->ctrl->flags);
-
-	while (!try_cmpxchg(&ring->ctrl->flags, &old, old | bits))
-		;
-	return old;
+	return eroce_ring_flags_update(&ring->ctrl->flags, bits, 0);
 }
 
 /* atomically clear @bits in ctrl->flags; returns the old flags */
 u32 eroce_ring_flags_clear(struct eroce_ring *ring, u32 bits)
 {
-	u32 old = READ_ONCE(ring->ctrl->flags);
-
-	while (!try_cmpxchg(&ring->ctrl->flags, &old, old & ~bits))
-		;
-	return old;
+	return eroce_ring_flags_update(&ring->ctrl->flags, 0, bits);
 }

@@ -67,6 +67,9 @@ void eroce_ring_consume_commit(struct eroce_ring *ring);
 u32 eroce_ring_pending(struct eroce_ring *ring);
 void eroce_ring_consume_discard(struct eroce_ring *ring);
 
+/* failed exchanges on a shared flags word before the kernel's update wins */
+#define EROCE_RING_FLAGS_TRIES	16
+u32 eroce_ring_flags_update(u32 *flags, u32 set, u32 clear);
 u32 eroce_ring_flags_set(struct eroce_ring *ring, u32 bits);
 u32 eroce_ring_flags_clear(struct eroce_ring *ring, u32 bits);
 

@@ -192,11 +192,18 @@ static int eroce_xmit_loopback(struct eroce_dev *edev,
 	return 0;
 }
 
-/* work item: receive the looped-back packets, bottom halves off */
+/*
+ * Work item: receive the looped-back packets, bottom halves off for a
+ * batch at a time.  What they answer refills the queue, so one run takes
+ * at most EROCE_LOOPBACK_BUDGET packets and requeues itself for the rest:
+ * the CPU gets its softirqs, its RCU grace periods and its other work
+ * between two runs.
+ */
 void eroce_xmit_loopback_work(struct work_struct *work)
 {
 	struct eroce_dev *edev = container_of(work, struct eroce_dev, lo_work);
 	struct sk_buff *skb;
+	int n = 0;
 
 	local_bh_disable();
 	while ((skb = skb_dequeue(&edev->lo_queue))) {
@@ -204,8 +211,17 @@ void eroce_xmit_loopback_work(struct work_struct *work)
 
 		eroce_recv_looped(skb);
 		dev_put(ndev);		/* held by eroce_xmit_loopback() */
+		if (++n == EROCE_LOOPBACK_BUDGET)
+			break;
+		if (!(n % EROCE_LOOPBACK_BATCH)) {
+			local_bh_enable();
+			local_bh_disable();
+		}
 	}
 	local_bh_enable();
+	if (n == EROCE_LOOPBACK_BUDGET &&
+	    !skb_queue_empty_lockless(&edev->lo_queue))
+		schedule_work(&edev->lo_work);
 }
 
 /* drop the looped-back packets not received yet (device teardown) */

@@ -81,5 +81,8 @@ int eroce_vlan_local_out6(struct net *net, struct sock *sk,
 
 /* looped-back packets waiting for the receive path, per device */
 #define EROCE_LOOPBACK_QLEN	4096
+/* looped-back packets per run of the work item, per bottom-half section */
+#define EROCE_LOOPBACK_BUDGET	256
+#define EROCE_LOOPBACK_BATCH	32
 
 #endif /* EROCE_XMIT_H */
