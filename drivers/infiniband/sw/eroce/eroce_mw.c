@@ -112,7 +112,8 @@ void eroce_mw_put(struct eroce_mw *mw)
  * May @qp bind a window with @access to [addr, addr + length) of @mr?
  * The MR must be a user MR of the QP's PD registered with
  * the right to bind windows, and with local write for a window a peer
- * may write into; the range must lie in the MR.
+ * may write into or run atomics on (IBA C10-74: not the window's remote
+ * right itself); the range must lie in the MR.
  */
 static int eroce_mw_check_mr(const struct eroce_mr *mr,
 			     const struct eroce_qp *qp, int access, u64 addr,
@@ -168,13 +169,13 @@ static int eroce_mw_set(struct eroce_mw *mw, struct eroce_mr *mr,
  * request says, grants wr.bind.access to the range of the MR wr.bind
  * names, under the new rkey: every QP of the PD for type 1, @qp alone
  * for type 2.  The key it had dies.  A type 1 window bound with length 0
- * and no MR grants nothing any more.
+ * grants nothing any more and holds no MR, whatever MR the request names.
  * Context: engine lock held.
  *
  * Return: 0; -EACCES for a window or MR of another PD, a window of the
  * other type, an MR that may not be bound or is being deregistered;
  * -EINVAL for bad rights or range, a zero-based type 1 window, a type 2
- * window still bound.
+ * window still bound or bound with length 0.
  */
 int eroce_mw_bind(struct eroce_res *res, struct eroce_qp *qp,
 		  const struct eroce_send_wqe *wqe)
@@ -198,12 +199,18 @@ int eroce_mw_bind(struct eroce_res *res, struct eroce_qp *qp,
 		err = -EACCES;
 		goto out_put_mw;
 	}
-	if (mw->ibmw.type == IB_MW_TYPE_1 && (access & IB_ZERO_BASED)) {
+	/*
+	 * o10-36.2.2: type 1 windows are not zero based; o10-37.2.40: a type
+	 * 2 window is invalidated, not bound to nothing
+	 */
+	if ((mw->ibmw.type == IB_MW_TYPE_1 && (access & IB_ZERO_BASED)) ||
+	    (mw->ibmw.type == IB_MW_TYPE_2 && !length)) {
 		err = -EINVAL;
 		goto out_put_mw;
 	}
 
-	if (length || lkey || mw->ibmw.type == IB_MW_TYPE_2) {
+	/* length 0 unbinds a type 1 window: the MR it names is not held */
+	if (length) {
 		mr = eroce_mr_get(res, lkey);
 		if (!mr) {
 			err = -EACCES;
