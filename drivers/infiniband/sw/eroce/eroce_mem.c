@@ -50,8 +50,9 @@ static int eroce_mr_allowed(const struct eroce_mr *mr, u32 key,
 		if (!mr->fast.valid)
 			return -EACCES;
 	}
+	/* a user MR's rights change in place (eroce_rereg_user_mr()) */
 	if (mr->key != key || mr->ibmr.pd != pd ||
-	    (mr->access & access) != access)
+	    (READ_ONCE(mr->access) & access) != access)
 		return -EACCES;
 	if (!eroce_mr_range_ok(mr, iova, len))
 		return -EFAULT;

@@ -272,15 +272,18 @@ void eroce_mr_window_put(struct eroce_mr *mr)
  * @ibpd: the PD (uverbs passes the MR's own without IB_MR_REREG_PD)
  * @udata: the command's udata
  *
- * Registers a new MR with what @flags changes and the old MR's values for
- * the rest, and returns it: uverbs puts it in the old one's place and
- * deregisters the old one, whose keys die at once.  The lkey and rkey
- * change, as the verbs allow; a packet that names the old rkey fails as
- * after ibv_dereg_mr.  On failure the old MR is unchanged; an MR with
- * memory windows bound to it cannot be registered anew (-EBUSY), as it
- * cannot be deregistered.
+ * A change of rights alone is made in place, under the same keys, so the
+ * rkey a peer holds takes the new rights at once (as on hardware that
+ * re-registers in place), unless the new rights write into memory that
+ * was pinned read-only.  Otherwise registers a new MR with what @flags
+ * changes and the old MR's values for the rest, and returns it: uverbs
+ * puts it in the old one's place and deregisters the old one, whose keys
+ * die at once.  The lkey and rkey change, as the verbs allow; a packet
+ * that names the old rkey fails as after ibv_dereg_mr.  On failure the
+ * old MR is unchanged; an MR with memory windows bound to it cannot be
+ * registered anew (-EBUSY), as it cannot be deregistered.
  * Context: process context.
- * Return: the new MR, or an ERR_PTR.
+ * Return: the new MR, NULL when @ibmr was changed in place, or an ERR_PTR.
  */
 struct ib_mr *eroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
@@ -301,6 +304,7 @@ struct ib_mr *eroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		access = mr->access;
 
 	/*
+	 * No window is bound while the rights change.  Registered anew,
 	 * uverbs deregisters the old MR, which must not fail: no window may
 	 * be bound to it from here on.  (Should uverbs fail before, the old
 	 * MR stays, and windows can no longer be bound to it.)
@@ -308,6 +312,14 @@ struct ib_mr *eroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	err = eroce_mr_stop_binding(mr);
 	if (err)
 		return ERR_PTR(err);
+	if (flags == IB_MR_REREG_ACCESS &&
+	    (mr->umem->writable || !ib_access_writable(access))) {
+		err = eroce_mr_check_access(access);
+		if (!err)
+			WRITE_ONCE(mr->access, access);
+		eroce_mr_allow_binding(mr);
+		return err ? ERR_PTR(err) : NULL;
+	}
 	new_mr = eroce_reg_user_mr(ibpd, start, length, iova, access, udata);
 	if (IS_ERR(new_mr))
 		eroce_mr_allow_binding(mr);

@@ -461,10 +461,19 @@ static u32 eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 		return 0;
 	}
 	err = eroce_resp_fill_rwqe(qp, pkt->payload, pkt->paylen);
-	if (err) {
+	if (err == -ENOSPC) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
-				 err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
-						  IB_WC_LOC_PROT_ERR);
+				 IB_WC_LOC_LEN_ERR);
+		return 0;
+	}
+	if (err) {
+		/*
+		 * The receive WQE's own memory failed (its lkey, PD or
+		 * rights): the responder's local protection error, a Remote
+		 * Operational Error for the requester, as rdma_rxe has it
+		 */
+		eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_OP_ERR,
+				 IB_WC_LOC_PROT_ERR);
 		return 0;
 	}
 	if (flags & EROCE_OPF_END) {
