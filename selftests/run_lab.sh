@@ -375,7 +375,7 @@ describe() {
 	if [ "$LINK" = tap ]; then
 		echo "# lab: $GUESTS guests, $NIC on taps in namespace $NS, bridge br0, MTU $MTU, CPU $CPU"
 	else
-		echo "# lab: no taps here$([ ! -s "$RUN/switch.err" ] || echo " ($(head -n 1 "$RUN/switch.err"))"): $GUESTS guests joined by a QEMU stream socket, $NIC, no switch controls, MTU $MTU"
+		echo "# lab: $WHY: $GUESTS guests joined by a QEMU stream socket, $NIC, no switch controls, MTU $MTU"
 	fi
 }
 
@@ -391,6 +391,8 @@ run_test() {
 	LINK=tap
 	if [ "$STREAM" = 1 ] || ! switch_up; then
 		LINK=stream
+		WHY="--stream"
+		[ "$STREAM" = 1 ] || WHY="no taps here$([ ! -s "$RUN/switch.err" ] || echo " ($(head -n 1 "$RUN/switch.err"))")"
 		[ "$GUESTS" = 2 ] || bad="no taps here, and a stream socket joins only 2 guests"
 		[ -z "$(switch_cmds "$t")" ] || skip="switch controls need taps"
 	fi

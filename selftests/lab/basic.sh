@@ -36,7 +36,7 @@ setup() {
 path_facts() {
 	local drv
 	drv=$(basename "$(readlink "/sys/class/net/$LAB_IF/device/driver")")
-	ktap_diag "guest$LAB_I: $LAB_IF ($drv) $LAB_IP mtu $(read_file "/sys/class/net/$LAB_IF/mtu"); $(ethtool -k "$LAB_IF" 2>/dev/null |
+	ktap_diag "guest$LAB_I: $(nproc) vCPU, $LAB_IF ($drv, $(ls -d "/sys/class/net/$LAB_IF/queues/rx-"* | wc -l) rx queues) $LAB_IP mtu $(read_file "/sys/class/net/$LAB_IF/mtu"); $(ethtool -k "$LAB_IF" 2>/dev/null |
 		awk -F': ' '/^(tx-checksumming|tcp-segmentation-offload|generic-receive-offload|tx-udp-segmentation|rx-udp-gro-forwarding):/ { printf "%s %s, ", $1, $2 }')"
 }
 
