@@ -180,16 +180,21 @@ LAB_RC=
 # lab_srv_cli NAME SRV PORT SECS CMD...: a client/server tool across the
 # guests.  Guest SRV runs CMD as the server, tells the others once it
 # listens on TCP PORT (NAME.ready) and waits for it to end; every other
-# guest waits for that and runs CMD with SRV's address appended.  Each
-# runs under `timeout SECS`; its output is in LAB_OUT, its status in
-# LAB_RC (what a failed wait says, and 1, when it never ran).  All the
-# guests meet at NAME.done afterwards.  Returns 0 when LAB_RC is 0.
+# guest waits for that and runs CMD with SRV's address appended.  CMD may
+# be SRV_CMD... -- CLI_CMD... when the two differ (iperf3 -s -1 -- iperf3
+# -c).  Each runs under `timeout SECS`; its output is in LAB_OUT, its
+# status in LAB_RC (what a failed wait says, and 1, when it never ran).
+# All the guests meet at NAME.done afterwards.  Returns 0 when LAB_RC is 0.
 lab_srv_cli() {
-	local name=$1 srv=$2 port=$3 t=$(($4 * TIMEOUT_MULT)) pid out; shift 4
+	local name=$1 srv=$2 port=$3 t=$(($4 * TIMEOUT_MULT)) pid out
+	local -a scmd=() ccmd=()
+	shift 4
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd+=("$1"); shift; done
+	if [ $# -gt 0 ]; then shift; ccmd=("$@"); else ccmd=("${scmd[@]}"); fi
 	out=${RDMA_TMP:-/tmp}/lab-$name.out
 	LAB_RC=0
 	if [ "$LAB_I" = "$srv" ]; then
-		timeout -k 5 "$t" stdbuf -oL "$@" >"$out" 2>&1 &
+		timeout -k 5 "$t" stdbuf -oL "${scmd[@]}" >"$out" 2>&1 &
 		pid=$!
 		if wait_for 60 tcp_port_listening "$port"; then
 			lab_signal "$name.ready"
@@ -199,7 +204,7 @@ lab_srv_cli() {
 		wait "$pid" || LAB_RC=$?
 		LAB_OUT=$(cat "$out")
 	elif LAB_OUT=$(lab_wait "$name.ready" "" "$srv"); then
-		timeout -k 5 "$t" stdbuf -oL "$@" "$(lab_ip "$srv")" >"$out" 2>&1 || LAB_RC=$?
+		timeout -k 5 "$t" stdbuf -oL "${ccmd[@]}" "$(lab_ip "$srv")" >"$out" 2>&1 || LAB_RC=$?
 		LAB_OUT=$(cat "$out")
 	else
 		LAB_RC=1

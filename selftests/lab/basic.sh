@@ -11,6 +11,8 @@
 #   - eroce0's counters moved (tx_packets, rx_packets), nothing dropped as
 #     malformed; rx_batches and retransmit_timeouts as diagnostics (the
 #     path drops nothing: every retransmit timeout is a spurious one)
+#   - TCP over the same path (iperf3, 3 s), the Gb/s as a diagnostic, for
+#     comparison
 # Each guest reports its own side; the runner passes the script when both
 # passed.
 # Run: selftests/run_lab.sh selftests/lab/basic.sh
@@ -71,6 +73,22 @@ write_bw() {
 	fi
 }
 
+# tcp_bw: TCP over the same path for comparison (iperf3, 3 s), the
+# client's Gb/s as a diagnostic
+tcp_bw() {
+	local gbps
+	if lab_srv_cli tcp 0 5201 60 iperf3 -s -1 -- iperf3 -t 3 -f g -c; then
+		if [ "$LAB_I" != 0 ]; then
+			gbps=$(awk '/sender$/ { for (i = 2; i <= NF; i++) if ($i == "Gbits/sec") { print $(i - 1); exit } }' <<<"$LAB_OUT")
+			ktap_diag "TCP (iperf3, 3 s): ${gbps:-?} Gb/s"
+		fi
+		ktap_ok tcp_bw
+	else
+		lab_srv_cli_diag
+		ktap_fail tcp_bw "iperf3 rc=$LAB_RC"
+	fi
+}
+
 counters() {
 	local c d bad=
 	for c in rx_batches tx_batches retransmit_timeouts retransmitted_packets; do
@@ -87,7 +105,7 @@ counters() {
 	ktap_result counters "$([ -z "$bad" ]; echo $?)" "$bad"
 }
 
-ktap_plan 6
+ktap_plan 7
 [ "$LAB_N" = 2 ] || ktap_bail "basic.sh needs 2 guests, has $LAB_N"
 if lab_setup >"$RDMA_TMP/lab_setup.out" 2>&1; then
 	path_facts
@@ -108,4 +126,5 @@ stat_snap "$DEV/1" "$SNAP"
 pingpong
 write_bw
 counters
+tcp_bw
 ktap_finish
