@@ -62,6 +62,8 @@ struct eroce_ring {
 struct eroce_cq {
 	struct verbs_cq vcq;
 	struct eroce_ring ring;
+	/* req_notify_cq against resize: the arm reaches the ring in use */
+	pthread_spinlock_t arm_lock;
 	/* cq_ex polling state; valid between start_poll and end_poll */
 	struct eroce_cqe *cur;
 };

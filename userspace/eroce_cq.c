@@ -7,9 +7,11 @@
  * them.  cq->ring.lock serialises the consumer end: poll_cq holds it for
  * one call, the cq_ex interface from start_poll until end_poll (or until
  * start_poll/next_poll reports ENOENT for start_poll), resize for the
- * command and the swap of the mappings.  Neither poll_cq nor
- * req_notify_cq enters the kernel: arming is an atomic OR into the CQ's
- * ctrl.flags, which the kernel checks after it publishes a CQE.
+ * command and the swap of the mappings.  cq->arm_lock serialises
+ * req_notify_cq's arm with resize.
+ * Neither poll_cq nor req_notify_cq enters the kernel: arming is an
+ * atomic OR into the CQ's ctrl.flags, which the kernel checks after it
+ * publishes a CQE.
  *
  * A CQ destroyed under the process (its device went away) is marked
  * EROCE_RING_DEAD: once its last CQE is consumed, polls fail with EIO
@@ -80,18 +82,31 @@ int eroce_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	return n;
 }
 
+/*
+ * Arm under arm_lock: a resize moves the flags to a new ring and unmaps
+ * the old one while it holds that lock, so an arm made in between would
+ * be lost with the old ring (and could touch it unmapped).  Not the
+ * ring's lock: an application may arm between start_poll and end_poll.
+ */
 int eroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct eroce_cq *cq = to_ecq(ibcq);
+	struct eroce_ring *r = &cq->ring;
+	int ret = 0;
 
-	if (ring_dead(&cq->ring))
-		return EIO;
-	atomic_fetch_or_explicit(ring_word(&cq->ring.ctrl->flags),
-				 solicited_only ? EROCE_CQ_ARM_SOLICITED :
-						  EROCE_CQ_ARM_NEXT,
-				 memory_order_seq_cst);
-	atomic_thread_fence(memory_order_seq_cst);
-	return 0;
+	pthread_spin_lock(&cq->arm_lock);
+	if (ring_dead(r)) {
+		ret = EIO;
+	} else {
+		atomic_fetch_or_explicit(ring_word(&r->ctrl->flags),
+					 solicited_only ?
+					 EROCE_CQ_ARM_SOLICITED :
+					 EROCE_CQ_ARM_NEXT,
+					 memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+	}
+	pthread_spin_unlock(&cq->arm_lock);
+	return ret;
 }
 
 /* ---- ibv_cq_ex: reads come straight from the current ring slot */
@@ -245,6 +260,7 @@ static struct eroce_cq *eroce_cq_created(struct ibv_context *ibctx,
 			     sizeof(struct eroce_cqe), true);
 	if (ret)
 		goto err_destroy;
+	pthread_spin_init(&cq->arm_lock, PTHREAD_PROCESS_PRIVATE);
 	return cq;
 
 err_destroy:
@@ -320,11 +336,13 @@ int eroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	int ret;
 
 	pthread_spin_lock(&cq->ring.lock);
+	pthread_spin_lock(&cq->arm_lock);
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
 				sizeof(resp));
 	if (!ret)
 		ret = eroce_remap_ring(ibcq->context, &cq->ring, &resp.drv.cq,
 				       sizeof(struct eroce_cqe), true);
+	pthread_spin_unlock(&cq->arm_lock);
 	pthread_spin_unlock(&cq->ring.lock);
 	return ret;
 }
@@ -338,6 +356,7 @@ int eroce_destroy_cq(struct ibv_cq *ibcq)
 	if (ret)
 		return ret;
 	eroce_unmap_ring(&cq->ring);
+	pthread_spin_destroy(&cq->arm_lock);
 	free(cq);
 	return 0;
 }

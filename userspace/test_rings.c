@@ -2,12 +2,16 @@
 /*
  * Userspace unit test of the provider's ring fast paths, without a kernel:
  * QPs, CQs and SRQs are assembled by hand around malloc()ed rings, and the
- * test plays the kernel's side of the ABI (consuming WQEs, producing CQEs).
- * Single-threaded.  Prints "N passed, N failed" last; exit 1 on failure.
+ * test plays the kernel's side of the ABI (consuming WQEs, producing CQEs,
+ * moving a CQ's ring on resize).  Single-threaded but for the resize race.
+ * Prints "N passed, N failed" last; exit 1 on failure.
  */
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* the fast paths under test, statics included */
 #include "eroce_cq.c"
@@ -26,11 +30,36 @@ void eroce_unmap_ring(struct eroce_ring *r)
 {
 }
 
+/* the ring a resize moves the CQ to (test_resize_keeps_arm), if any */
+static struct eroce_ring *resize_to;
+static sem_t resize_copied;
+
 int eroce_remap_ring(struct ibv_context *ibctx, struct eroce_ring *r,
 		     const struct eroce_ring_info *info, size_t min_slot_size,
 		     bool consumer)
 {
-	return ENOSYS;
+	if (!resize_to)
+		return ENOSYS;
+	r->map = resize_to->map;
+	r->ctrl = resize_to->ctrl;
+	return 0;
+}
+
+/*
+ * The kernel's resize: the flags carry over to the new ring, then the
+ * command takes a while longer to return (in which an arm of the old
+ * ring would be lost)
+ */
+int ibv_cmd_resize_cq(struct ibv_cq *ibcq, int cqe, struct ibv_resize_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
+		      size_t resp_size)
+{
+	struct eroce_cq *cq = to_ecq(ibcq);
+
+	resize_to->ctrl->flags = cq->ring.ctrl->flags;
+	sem_post(&resize_copied);
+	usleep(100000);
+	return 0;
 }
 
 static int passed, failed;
@@ -403,6 +432,7 @@ static void test_cq(void)
 	int n;
 
 	fake_ring(&cq->ring, 4, 32);
+	pthread_spin_init(&cq->arm_lock, PTHREAD_PROCESS_PRIVATE);
 	EXPECT(eroce_poll_cq(ibcq, 8, wc) == 0);
 	put_cqe(&cq->ring, 1, IBV_WC_SUCCESS);
 	put_cqe(&cq->ring, 2, IBV_WC_WR_FLUSH_ERR);
@@ -496,6 +526,7 @@ static void test_dead_rings(void)
 	struct ibv_wc wc[4];
 
 	fake_ring(&cq->ring, 4, 32);
+	pthread_spin_init(&cq->arm_lock, PTHREAD_PROCESS_PRIVATE);
 	eroce_cq_set_ex_ops(cq, 0);
 	put_cqe(&cq->ring, 1, IBV_WC_WR_FLUSH_ERR);
 	put_cqe(&cq->ring, 2, IBV_WC_WR_FLUSH_ERR);
@@ -538,6 +569,39 @@ static void test_dead_rings(void)
 	free(cq);
 }
 
+static void *resize_thread(void *ibcq)
+{
+	return (void *)(long)eroce_resize_cq(ibcq, 8);
+}
+
+/* an arm made while a resize is under way reaches the new ring */
+static void test_resize_keeps_arm(void)
+{
+	struct eroce_cq *cq = calloc(1, sizeof(*cq));
+	struct eroce_ring old, new;
+	pthread_t t;
+	void *ret;
+
+	fake_ring(&cq->ring, 4, 32);
+	pthread_spin_init(&cq->arm_lock, PTHREAD_PROCESS_PRIVATE);
+	old = cq->ring;
+	fake_ring(&new, 8, 32);
+	resize_to = &new;
+	sem_init(&resize_copied, 0, 0);
+	EXPECT(pthread_create(&t, NULL, resize_thread, &cq->vcq.cq) == 0);
+	sem_wait(&resize_copied);
+	EXPECT(eroce_req_notify_cq(&cq->vcq.cq, 0) == 0);
+	EXPECT(pthread_join(t, &ret) == 0 && ret == NULL);
+	EXPECT(cq->ring.ctrl == new.ctrl);
+	EXPECT(new.ctrl->flags & EROCE_CQ_ARM_NEXT);
+	resize_to = NULL;
+	sem_destroy(&resize_copied);
+	pthread_spin_destroy(&cq->arm_lock);
+	free_ring(&new);
+	free_ring(&old);
+	free(cq);
+}
+
 int main(void)
 {
 	test_post_send();
@@ -548,6 +612,7 @@ int main(void)
 	test_cq();
 	test_srq();
 	test_dead_rings();
+	test_resize_keeps_arm();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
