@@ -23,6 +23,8 @@
 # netdev has no eroce device, must reach ns2's UDP socket and leave
 # eroce2's counters alone (a device hears its own netdev only).  A
 # fresh ibv_rc_pingpong -c must pass and the kernel log must be clean.
+# A UDP_SEGMENT send cut every byte is dropped whole (rx_drop_bad_gso),
+# its segments never walked.
 # On the debug kernel the traffic under the flood and the pingpong
 # move 1/8 (6M, 12 iterations) and the tool's deadline is stretched; the
 # ICRC selftest (scapy against the tool's ICRC code, no kernel in it)
@@ -182,6 +184,28 @@ test_foreign_netdev() {
 	ip -n "$NS1" link del vz1
 }
 
+# A UDP GSO send cut every byte (UDP_SEGMENT 1, 120 bytes: 120
+# segments, none of them a RoCE packet) crosses the veth whole; eroce2
+# must drop it whole, once, in rx_drop_bad_gso, and not walk its segments
+# (rx_drop_truncated would count each)
+test_tiny_gso() {
+	local b0 b1 t0 t1 rc=0
+
+	b0=$(stat_get eroce2/1 rx_drop_bad_gso)
+	t0=$(stat_get eroce2/1 rx_drop_truncated)
+	ns1 "$PY" -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_UDP, 103, 1)    # UDP_SEGMENT
+s.sendto(bytes(120), ("198.18.0.2", 4791))' >"$OUT/tiny_gso" 2>&1 || rc=$?
+	wait_for 5 eval '[ "$(stat_get eroce2/1 rx_drop_bad_gso)" != "$b0" ]'
+	b1=$(stat_get eroce2/1 rx_drop_bad_gso)
+	t1=$(stat_get eroce2/1 rx_drop_truncated)
+	ktap_result tiny_gso_dropped_whole \
+		"$([ $rc = 0 ] && [ $((b1 - b0)) = 1 ] && [ "$t1" = "$t0" ]; echo $?)" \
+		"send exit $rc $(cat "$OUT/tiny_gso"); rx_drop_bad_gso +$((b1 - b0)), rx_drop_truncated +$((t1 - t0))"
+}
+
 test_pingpong_after() {
 	srv_cli 60 "$NS2" "$NS1" ibv_rc_pingpong -d eroce2 -g "$GID2" -c -n "$PP_ITERS" -- \
 		ibv_rc_pingpong -d eroce1 -g "$GID1" -c -n "$PP_ITERS" 198.18.0.2
@@ -192,7 +216,7 @@ test_pingpong_after() {
 		"ibv_rc_pingpong client exit $CLI_RC, server exit $SRV_RC"
 }
 
-ktap_plan 8
+ktap_plan 9
 for t in eroce_victim eroce_integrity; do
 	[ -x "$TOOLS/$t" ] || ktap_bail "$TOOLS/$t not built (make -C selftests/tools)"
 done
@@ -207,6 +231,7 @@ test_barrage_counters
 test_barrage
 debug_subset flood_sent traffic_intact_during_flood || test_flood_under_traffic
 test_foreign_netdev
+test_tiny_gso
 test_pingpong_after
 ktap_kernel_log_clean
 ktap_finish

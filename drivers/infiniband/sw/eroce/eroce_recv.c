@@ -431,7 +431,10 @@ static void eroce_recv_batch(struct eroce_recv_ctx *rx, struct sk_buff *head)
 /*
  * Any other UDP GSO skb (a local program's UDP_SEGMENT send): made linear
  * and cut every gso_size bytes, each packet with the headers segmentation
- * would have given it, as in a batch.
+ * would have given it, as in a batch.  Its sender chose gso_size: one
+ * smaller than the smallest RoCE packet, or more segments than a UDP
+ * send may make, drops it whole rather than walking thousands of
+ * segments in softirq.
  */
 static void eroce_recv_cut(struct eroce_recv_ctx *rx, struct sk_buff *skb)
 {
@@ -440,7 +443,14 @@ static void eroce_recv_cut(struct eroce_recv_ctx *rx, struct sk_buff *skb)
 	u16 idx;
 
 	eroce_stat_inc(rx->edev, EROCE_CNT_RX_SEGMENTED);
-	if (!seg_len || skb->len > U16_MAX || skb_linearize(skb)) {
+	if (seg_len < EROCE_BTH_BYTES + EROCE_ICRC_BYTES ||
+	    DIV_ROUND_UP(skb->len, seg_len) > UDP_MAX_SEGMENTS) {
+		eroce_rx_drop(rx->edev, DROP_BAD_GSO,
+			      "GSO skb of %u bytes cut every %u", skb->len,
+			      seg_len);
+		return;
+	}
+	if (skb->len > U16_MAX || skb_linearize(skb)) {
 		eroce_rx_drop(rx->edev, DROP_NOMEM, "cannot cut a GSO skb");
 		return;
 	}
