@@ -26,6 +26,8 @@
 # responder's repeated READs, the requester's READ asked for again),
 # SEND with the driver details, RNR retry exceeded and RNR recovery; the
 # other operations, timeouts, sizes and RNR counts are skips.
+# Last, a fatal NAK the responder gives while it owes read responses must
+# reach the requester after them (--mode fatal-behind-read).
 # Run: selftests/run_vm.sh selftests/eroce/retry.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -158,7 +160,25 @@ test_rnr() {
 	rt rnr_recover 400 10000 --mode rnr-recover --delay-ms 500 --min-rnr-timer 14
 }
 
-ktap_plan 22
+# A READ of 32 KiB and, in the same post, a WRITE with a wrong R_Key:
+# eroce2 owes 32 read responses when the WRITE fails it; its NAK must come
+# after them, so that the READ completes with its data and the WRITE with
+# REM_ACCESS_ERR (not RETRY_EXC_ERR after retries, the NAK lost with the
+# flush of B); remote_access_naks_sent counts that one NAK
+test_fatal_behind_read() {
+	local rc=0 n0 n1
+
+	n0=$(stat_get eroce2/1 remote_access_naks_sent)
+	run timeout -k 5 "$(tmo 30)" "$TOOL" --mode fatal-behind-read \
+		--size 32768 --limit "$(tmo 5)" eroce1 "$G1" eroce2 "$G2" || rc=$?
+	n1=$(stat_get eroce2/1 remote_access_naks_sent)
+	ktap_diag "$(grep -E '^(result|FAIL)' <<<"$LAST_OUT")"
+	ktap_result fatal_nak_behind_read_responses \
+		"$([ $rc = 0 ] && [ $((n1 - n0)) = 1 ]; echo $?)" \
+		"exit $rc, remote_access_naks_sent +$((n1 - n0)): $(tail -n 3 <<<"$LAST_OUT")"
+}
+
+ktap_plan 23
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -167,6 +187,7 @@ kmsg_mark
 test_retry
 test_driver_details
 test_rnr
+test_fatal_behind_read
 ktap_diag "eroce1: $(stat_nonzero eroce1/1)"
 ktap_diag "eroce2: $(stat_nonzero eroce2/1)"
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -iE "eroce.*(bug|warn)"'

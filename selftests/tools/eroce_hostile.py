@@ -299,6 +299,14 @@ def run_barrage(a):
         ('read_half_psn_space',
          lambda q: rcq(q, RC_READ_REQUEST) + reth(q['b_va'], q['b_rkey'], 2**31),
          256, ['invalid_request_naks_sent']),
+        # a packet that ends a message carries at most the path MTU, as
+        # rdma_rxe checks too: 512 bytes at MTU 256
+        ('send_only_over_mtu',
+         lambda q: rcq(q, RC_SEND_ONLY) + b'\x44' * 512,
+         256, ['invalid_request_naks_sent']),
+        ('write_only_over_mtu',
+         lambda q: rcq(q, RC_WRITE_ONLY) + reth(q['b_va'], q['b_rkey'], 512) + b'\x44' * 512,
+         256, ['invalid_request_naks_sent']),
     ]
 
     def rcq(q, opcode):

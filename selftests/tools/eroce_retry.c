@@ -14,6 +14,12 @@
  *   --mode rnr-recover  rnr_retry 7 (infinite); B posts its receive
  *                       --delay-ms after the SEND: the SEND must then
  *                       succeed and carry its data
+ *   --mode fatal-behind-read
+ *                       A posts, in one list, a READ of --size bytes and
+ *                       a WRITE with an R_Key B does not have: the READ
+ *                       must complete with its data, then the WRITE with
+ *                       IBV_WC_REM_ACCESS_ERR (B's NAK goes behind the
+ *                       read responses it owes), within --limit seconds
  *   --mode destroy      runs --hook, posts --op on A and, --delay-ms
  *                       later, while A's retransmit timer is running,
  *                       destroys QP A: ibv_destroy_qp() must succeed
@@ -262,7 +268,7 @@ static int check_err_state(struct side *a, struct side *b)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: eroce_retry [--mode retry|rnr|rnr-recover|destroy] [--op send|write|read]\n"
+		"usage: eroce_retry [--mode retry|rnr|rnr-recover|destroy|fatal-behind-read] [--op send|write|read]\n"
 		"       [--timeout N] [--retry-cnt N] [--rnr-retry N] [--min-rnr-timer N]\n"
 		"       [--size BYTES] [--limit SECS] [--delay-ms MS] [--hook CMD]\n"
 		"       DEV_A GID_INDEX_A DEV_B GID_INDEX_B\n");
@@ -332,6 +338,60 @@ static int sanity(struct side *a, struct side *b, int round)
 	return fails;
 }
 
+/* --mode fatal-behind-read: B's fatal NAK after the responses it owes */
+static int fatal_behind_read(struct side *a, struct side *b)
+{
+	struct ibv_sge rsge = {
+		.addr = (uintptr_t)a->buf, .length = opt.size, .lkey = a->mr->lkey,
+	};
+	struct ibv_sge wsge = {
+		.addr = (uintptr_t)a->buf + opt.size, .length = 64,
+		.lkey = a->mr->lkey,
+	};
+	struct ibv_send_wr write = {
+		.wr_id = 4, .sg_list = &wsge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)b->buf,
+			     .rkey = b->mr->rkey ^ 0x5a5a00 },
+	};
+	struct ibv_send_wr read = {
+		.wr_id = 3, .sg_list = &rsge, .num_sge = 1, .next = &write,
+		.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)b->buf,
+			     .rkey = b->mr->rkey },
+	};
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int fails = 0;
+
+	if (opt.size + 64 > BUF_SIZE)
+		eroce_die("--size must leave 64 bytes of the buffer");
+	fill(b->buf, opt.size, 3);
+	memset(a->buf, 0, opt.size);
+	if (ibv_post_send(a->qp, &read, &bad))
+		eroce_die("%s: ibv_post_send: %s", a->name, strerror(errno));
+	if (poll_one(a, opt.limit, &wc) || wc.wr_id != 3 ||
+	    wc.status != IBV_WC_SUCCESS) {
+		printf("FAIL READ: %s\n", wc.wr_id == 3 ?
+		       ibv_wc_status_str(wc.status) : "no completion");
+		fails++;
+	} else if (memcmp(a->buf, b->buf, opt.size)) {
+		printf("FAIL READ: data differs\n");
+		fails++;
+	}
+	if (poll_one(a, opt.limit, &wc) || wc.wr_id != 4 ||
+	    wc.status != IBV_WC_REM_ACCESS_ERR) {
+		printf("FAIL WRITE: %s (wr_id %llu), want %s\n",
+		       ibv_wc_status_str(wc.status),
+		       (unsigned long long)wc.wr_id,
+		       ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
+		fails++;
+	}
+	printf("result: fatal NAK behind %d bytes of READ: %s\n", opt.size,
+	       fails ? "FAIL" : "ok");
+	return fails ? 1 : 0;
+}
+
 /* --mode destroy: QP A destroyed while its retransmit timer runs */
 static int destroy_under_timer(struct side *a, struct side *b)
 {
@@ -397,6 +457,8 @@ int main(int argc, char **argv)
 		opt.op = "send";
 	} else if (!strcmp(opt.mode, "destroy")) {
 		return destroy_under_timer(&a, &b);
+	} else if (!strcmp(opt.mode, "fatal-behind-read")) {
+		return fatal_behind_read(&a, &b);
 	} else {
 		usage();
 	}

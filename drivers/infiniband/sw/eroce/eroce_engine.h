@@ -83,6 +83,8 @@ struct eroce_atomic_res {
 #define EROCE_REQ_BUDGET	64	/* packets per requester run */
 /* read response packets sent from the receive softirq per READ */
 #define EROCE_RESP_INLINE_PKTS	4
+/* read response packets a fatal NAK sends ahead of itself, at most */
+#define EROCE_RESP_FATAL_BUDGET	1024
 #define EROCE_ACKREQ_EVERY	32	/* AckReq at least this often */
 /* adaptive RTO: 4 * rttvar is worth at least this much */
 #define EROCE_RTO_GRANULARITY_NS	(100 * NSEC_PER_USEC)

@@ -198,6 +198,29 @@ static void eroce_resp_uc_drop(struct eroce_qp *qp, struct eroce_rx *pkt,
 			    pkt->psn, why);
 }
 
+static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget);
+
+/*
+ * A fatal NAK belongs behind the responses still owed (responses go in
+ * PSN order: the read responses before it answer requests the peer sent
+ * first), but the QP's flush is about to forget what is owed.  So what is
+ * owed goes now, up to EROCE_RESP_FATAL_BUDGET read response packets, and
+ * the NAK after it.  What a budget, pacing or a full transmit queue left
+ * is given up, and the NAK goes anyway: the peer retries those reads and
+ * fails them, but still learns why its request failed.
+ */
+static void eroce_resp_fatal_nak(struct eroce_qp *qp, struct eroce_rx *pkt,
+				 enum eroce_nak_code code)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+
+	if (!eroce_rsp_queue_empty(resp)) {
+		eroce_resp_send_owed(qp, EROCE_RESP_FATAL_BUDGET);
+		resp->rsp_tail = resp->rsp_head;
+	}
+	eroce_resp_nak(qp, pkt, code);
+}
+
 /*
  * A request error.  RC NAKs it and the QP goes to the error state, the
  * receive WQE in use completing with @status.  UC sends nothing back: a
@@ -225,7 +248,7 @@ static void eroce_resp_fatal(struct eroce_qp *qp, struct eroce_rx *pkt,
 			break;
 		}
 	} else {
-		eroce_resp_nak(qp, pkt, code);
+		eroce_resp_fatal_nak(qp, pkt, code);
 	}
 	/* in ERR before the completion that reports it can be seen */
 	first = eroce_qp_mark_err(qp);
@@ -454,8 +477,9 @@ static u32 eroce_resp_send(struct eroce_qp *qp, struct eroce_rx *pkt)
 		resp->rcv_len = 0;
 		resp->in_msg = EROCE_OPF_SEND;
 	}
-	if (!(flags & EROCE_OPF_END) &&
-	    pkt->paylen != eroce_resp_mtu(qp)) {
+	/* FIRST and MIDDLE carry a path MTU, LAST and ONLY at most one */
+	if (pkt->paylen > eroce_resp_mtu(qp) ||
+	    (!(flags & EROCE_OPF_END) && pkt->paylen != eroce_resp_mtu(qp))) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
 				 IB_WC_REM_INV_REQ_ERR);
 		return 0;
@@ -516,7 +540,7 @@ static u32 eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 		resp->in_msg = EROCE_OPF_WRITE;
 	}
 
-	if (pkt->paylen > resp->wr_left ||
+	if (pkt->paylen > resp->wr_left || pkt->paylen > eroce_resp_mtu(qp) ||
 	    (!(flags & EROCE_OPF_END) && pkt->paylen != eroce_resp_mtu(qp)) ||
 	    ((flags & EROCE_OPF_END) && pkt->paylen != resp->wr_left)) {
 		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
@@ -557,7 +581,6 @@ static void eroce_resp_dup_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 		       eroce_psn_add(resp->epsn, EROCE_PSN_MASK));
 }
 
-static bool eroce_resp_send_owed(struct eroce_qp *qp, int budget);
 
 /*
  * A READ was queued: send the first packets owed from here (receive
