@@ -258,15 +258,17 @@ void eroce_req_check_drained(struct eroce_qp *qp)
 }
 
 /*
- * A packet for the QP arrived: the first one in RTR establishes the
- * connection (IB_EVENT_COMM_EST).  Context: engine lock held.
+ * A packet for the QP arrived: on a connected QP (RC, UC) the first one
+ * in RTR establishes the connection (IB_EVENT_COMM_EST); a datagram QP
+ * has none to establish.  Context: engine lock held.
  */
 void eroce_qp_rcvd(struct eroce_qp *qp)
 {
 	struct eroce_qp_engine *eng = &qp->eng;
 
 	lockdep_assert_held(&eng->lock);
-	if (eng->comm_est || eroce_qp_state(qp) != IB_QPS_RTR)
+	if (eng->comm_est || eroce_qp_state(qp) != IB_QPS_RTR ||
+	    (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC))
 		return;
 	eng->comm_est = true;
 	eroce_qp_event(qp, IB_EVENT_COMM_EST);
