@@ -176,6 +176,7 @@ lab_get() {
 
 LAB_OUT=
 LAB_RC=
+LAB_SECS=
 
 # lab_srv_cli NAME SRV PORT SECS CMD...: a client/server tool across the
 # guests.  Guest SRV runs CMD as the server, tells the others once it
@@ -183,34 +184,66 @@ LAB_RC=
 # guest waits for that and runs CMD with SRV's address appended.  CMD may
 # be SRV_CMD... -- CLI_CMD... when the two differ (iperf3 -s -1 -- iperf3
 # -c).  Each runs under `timeout SECS`; its output is in LAB_OUT, its
-# status in LAB_RC (what a failed wait says, and 1, when it never ran).
-# All the guests meet at NAME.done afterwards.  Returns 0 when LAB_RC is 0.
+# status in LAB_RC (what a failed wait says, and 1, when it never ran),
+# the seconds it ran in LAB_SECS.
+# A server still running 10 s after every client ended is stopped (a
+# client that failed leaves it waiting).  All the guests meet at
+# NAME.done afterwards.  Returns 0 when LAB_RC is 0.
+# shellcheck disable=SC2034  # LAB_SECS is for the scripts
 lab_srv_cli() {
-	local name=$1 srv=$2 port=$3 t=$(($4 * TIMEOUT_MULT)) pid out
+	local name=$1 srv=$2 port=$3 t=$(($4 * TIMEOUT_MULT)) pid out start
 	local -a scmd=() ccmd=()
 	shift 4
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do scmd+=("$1"); shift; done
 	if [ $# -gt 0 ]; then shift; ccmd=("$@"); else ccmd=("${scmd[@]}"); fi
 	out=${RDMA_TMP:-/tmp}/lab-$name.out
 	LAB_RC=0
+	LAB_SECS=0
 	if [ "$LAB_I" = "$srv" ]; then
 		timeout -k 5 "$t" stdbuf -oL "${scmd[@]}" >"$out" 2>&1 &
 		pid=$!
+		start=$SECONDS
 		if wait_for 60 tcp_port_listening "$port"; then
 			lab_signal "$name.ready"
 		else
 			echo "server not listening on port $port after 60 s" >>"$out"
 		fi
+		lab_server_reap "$name" "$pid"
 		wait "$pid" || LAB_RC=$?
+		LAB_SECS=$((SECONDS - start))
 		LAB_OUT=$(cat "$out")
 	elif LAB_OUT=$(lab_wait "$name.ready" "" "$srv"); then
+		start=$SECONDS
 		timeout -k 5 "$t" stdbuf -oL "${ccmd[@]}" "$(lab_ip "$srv")" >"$out" 2>&1 || LAB_RC=$?
+		LAB_SECS=$((SECONDS - start))
 		LAB_OUT=$(cat "$out")
+		lab_signal "$name.client"
 	else
 		LAB_RC=1
 	fi
 	lab_barrier "$name.done" >/dev/null
 	[ "$LAB_RC" = 0 ]
+}
+
+# lab_server_reap NAME PID: wait while server PID runs; once every other
+# guest's client of NAME ended (or its script did), give it 10 s more,
+# then stop it
+lab_server_reap() {
+	local name=$1 pid=$2 i end=
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ -z "$end" ]; then
+			end=$((SECONDS + 10 * TIMEOUT_MULT))
+			for ((i = 0; i < LAB_N; i++)); do
+				[ "$i" = "$LAB_I" ] || [ -e "$LAB_SHARED/$name.client.$i" ] ||
+					[ -e "$LAB_SHARED/_exit.$i" ] || end=
+			done
+		elif [ $SECONDS -ge "$end" ]; then
+			echo "stopped: the clients ended" >>"${RDMA_TMP:-/tmp}/lab-$name.out"
+			kill "$pid" 2>/dev/null
+			return
+		fi
+		sleep 0.2
+	done
 }
 
 # tcp_port_listening PORT: something here listens on TCP PORT
