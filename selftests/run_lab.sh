@@ -49,7 +49,9 @@
 # in it, and the last line is "N passed, N failed".  A script may ask for
 # a longer timeout than the default 300 s ("# vm-timeout: SECS" among its
 # first 20 lines); --timeout overrides.  The logs of failed scripts stay
-# in out/vm/runs/.  --env NAME=VALUE (repeatable) sets NAME in the
+# in out/vm/runs/.  A script runs on the number of guests its "#
+# lab-guests: N" line (first 20 lines) asks for, else on --guests's.
+# --env NAME=VALUE (repeatable) sets NAME in the
 # scripts' environment on every guest; --cpu MODEL replaces the CPU
 # model; --mem the memory of each guest (default 1024 MiB).
 set -eu
@@ -64,6 +66,7 @@ LAB_SHARED=/run/eroce-lab
 LAB_TAG=labshared
 
 GUESTS=2
+GUESTS_SET=0
 NIC=virtio
 MTU=1500
 CPU="qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt,+pclmulqdq"
@@ -89,7 +92,7 @@ usage() {
 parse_args() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-		--guests) [ $# -ge 2 ] || usage; GUESTS=$2; shift ;;
+		--guests) [ $# -ge 2 ] || usage; GUESTS=$2; GUESTS_SET=1; shift ;;
 		--nic) [ $# -ge 2 ] || usage; NIC=$2; shift ;;
 		--mtu) [ $# -ge 2 ] || usage; MTU=$2; shift ;;
 		--switch) [ $# -ge 2 ] || usage; SWITCH_ARGS+=("$2"); shift ;;
@@ -350,6 +353,14 @@ test_name() {
 	echo "${t%.sh}"
 }
 
+# test_guests TEST: the script's "# lab-guests: N", else the default
+test_guests() {
+	local n=''
+	[ "$GUESTS_SET" = 1 ] ||
+		n=$(sed -n '1,20s/^# lab-guests: *\([1-4]\) *$/\1/p' "$1" | head -n 1)
+	echo "${n:-$GUESTS}"
+}
+
 # test_timeout TEST: the script's "# vm-timeout: SECS", else the default
 test_timeout() {
 	local t=''
@@ -384,6 +395,7 @@ run_test() {
 	local n=$1 t=$2 name i reason bad='' start=$SECONDS cmd skip=''
 
 	name=$(test_name "$t")
+	GUESTS=$(test_guests "$t")
 	T=$(test_timeout "$t")
 	RUN=$(mktemp -d "$OUT/runs/lab-$(echo "$name" | tr / _).XXXXXX")
 	mkdir -p "$RUN/shared"
