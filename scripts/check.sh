@@ -7,7 +7,8 @@
 #           installs; lintian must be clean); any compiler, modpost or
 #           packaging warning fails the stage
 #   unit    `make unit` (tests/unit, closing "N passed, N failed" line)
-#   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise)
+#   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise),
+#           EROCE_VM_GROUP of them (default 3) per guest, packaging.sh last
 # The counts of all stages are summed; the last line of the output is
 # "N passed, N failed, N skipped" and the exit status is non-zero on any
 # failure.  The VM stage counts the scripts' subtests, a skip among them
@@ -52,19 +53,27 @@ stage_unit() {
 }
 
 stage_vm() {
-	local rc=0 tests=("$ROOT"/selftests/eroce/*.sh)
+	local rc=0 t tests=()
+
+	# packaging.sh last: what it installs in its guest stays there
+	for t in "$ROOT"/selftests/eroce/*.sh; do
+		[ "${t##*/}" = packaging.sh ] || tests+=("$t")
+	done
+	[ ! -f "$ROOT/selftests/eroce/packaging.sh" ] ||
+		tests+=("$ROOT/selftests/eroce/packaging.sh")
 
 	if [ "$BUILD_OK" != 1 ]; then
 		say "vm: FAILED (not run: the build failed, the module may be stale)"
 		count 0 1
 		return
 	fi
-	if [ ! -e "${tests[0]}" ]; then
+	if [ ${#tests[@]} = 0 ]; then
 		say "vm: FAILED (no selftests/eroce/*.sh)"
 		count 0 1
 		return
 	fi
-	"$ROOT/selftests/run_vm.sh" "${tests[@]}" 2>&1 | tee "$LOG/vm.log" || rc=$?
+	"$ROOT/selftests/run_vm.sh" --group "${EROCE_VM_GROUP:-3}" "${tests[@]}" 2>&1 |
+		tee "$LOG/vm.log" || rc=$?
 	summed vm "$LOG/vm.log" $rc
 }
 

@@ -5,8 +5,8 @@
 # teardown_cycles.sh and teardown_netdev.sh; source it after lib.sh and
 # lib_rdma.sh.  The script defines event_NAME for each event and
 # restore() (both links back after an event took them away), then calls
-# `cycles NAME` per event: TEARDOWN_CYCLES rounds (default 2, 1 on the
-# debug kernel) of
+# `cycles NAME` per event: TEARDOWN_CYCLES rounds (default 1: `make
+# soak` runs ten per event, selftests/soak/soak.sh) of
 #   - eroce_integrity (SEND, WRITE and READ, every byte checked, 4 QPs)
 #     and ib_write_bw over rdma_cm, flowing from eroce1 (ns1) to eroce2
 #     (ns2): RDMA on the GIDs of $RDMA_A1 and $RDMA_A2, the integrity
@@ -24,8 +24,7 @@
 # then what they must end with).
 
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
-CYCLES=${TEARDOWN_CYCLES:-2}
-[ "$DEBUG_KERNEL" = 1 ] && CYCLES=${TEARDOWN_CYCLES:-1}
+CYCLES=${TEARDOWN_CYCLES:-1}
 # perftest's -D; integrity's deadline (it then exits 3), counted from its
 # start, is twice that (ITMO): the event comes once the traffic flows,
 # which takes a while on the debug kernel.  An event that kills the

@@ -4,8 +4,8 @@
 # vm-timeout: 600
 #
 # teardown_cycles.sh: the network or the device taken away under traffic,
-# again and again.  Each event runs TEARDOWN_CYCLES times (default 2, 1
-# on the debug kernel; set it in the guest to run more) while
+# again and again.  Each event runs TEARDOWN_CYCLES times (default 1;
+# `make soak` runs ten; set it in the guest to run more) while
 # eroce_integrity (SEND, WRITE and READ, every byte checked, 4 QPs) and
 # ib_write_bw over rdma_cm run between eroce1 and eroce2:
 #   mtu        both veths' MTU below the path's packets for 2 s
