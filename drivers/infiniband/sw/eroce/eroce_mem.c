@@ -26,11 +26,20 @@
 
 static DEFINE_SPINLOCK(eroce_atomic_lock);
 
-/* is [iova, iova + len) inside @mr?  Fast-reg MR: fast.lock held */
+/*
+ * Is [iova, iova + len) inside @mr?  A DMA MR spans the kernel's memory:
+ * its addresses are kernel virtual ones (virtual DMA), and a peer's
+ * through an unsafe global rkey must at least be mapped memory of the
+ * direct map, or the copy would fault in softirq.  Fast-reg MR: fast.lock
+ * held.
+ */
 static bool eroce_mr_range_ok(const struct eroce_mr *mr, u64 iova, u64 len)
 {
 	if (mr->type == EROCE_MR_DMA)
-		return iova + len >= iova;
+		return iova + len >= iova &&
+		       (!len ||
+			(virt_addr_valid((void *)(uintptr_t)iova) &&
+			 virt_addr_valid((void *)(uintptr_t)(iova + len - 1))));
 	return iova >= mr->iova && len <= mr->length &&
 	       iova - mr->iova <= mr->length - len;
 }

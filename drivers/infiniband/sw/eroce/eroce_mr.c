@@ -125,6 +125,11 @@ struct ib_mr *eroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	mr->type = EROCE_MR_DMA;
 	mr->iova = 0;
 	mr->length = U64_MAX;
+	/* ib_alloc_pd(IB_PD_UNSAFE_GLOBAL_RKEY): no IOMMU stands behind it */
+	if (access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |
+		      IB_ACCESS_REMOTE_ATOMIC))
+		dev_warn_once(&ibpd->device->dev,
+			      "a DMA MR with remote rights: its peers may read and write all of this host's memory\n");
 
 	err = eroce_mr_publish(res, mr);
 	if (err) {
