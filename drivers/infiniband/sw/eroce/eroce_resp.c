@@ -581,7 +581,6 @@ static void eroce_resp_dup_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 		       eroce_psn_add(resp->epsn, EROCE_PSN_MASK));
 }
 
-
 /*
  * A READ was queued: send the first packets owed from here (receive
  * softirq), leave the rest to the work item.  Packets of one read may
