@@ -9,6 +9,8 @@
 #   unit    `make unit` (tests/unit, closing "N passed, N failed" line)
 #   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise),
 #           EROCE_VM_GROUP of them (default 3) per guest, packaging.sh last
+#   lab     selftests/run_lab.sh selftests/lab/*.sh (two guests joined by
+#           virtio-net on taps through a bridge; closing line likewise)
 # The counts of all stages are summed; the last line of the output is
 # "N passed, N failed, N skipped" and the exit status is non-zero on any
 # failure.  The VM stage counts the scripts' subtests, a skip among them
@@ -77,6 +79,20 @@ stage_vm() {
 	summed vm "$LOG/vm.log" $rc
 }
 
+# the two-host lab: guests joined through a bridge (selftests/run_lab.sh)
+stage_lab() {
+	local rc=0
+
+	if [ "$BUILD_OK" != 1 ]; then
+		say "lab: FAILED (not run: the build failed, the module may be stale)"
+		count 0 1
+		return
+	fi
+	"$ROOT/selftests/run_lab.sh" "$ROOT"/selftests/lab/*.sh 2>&1 |
+		tee "$LOG/lab.log" || rc=$?
+	summed lab "$LOG/lab.log" $rc
+}
+
 main() {
 	mkdir -p "$LOG"
 	say "kernel $(RT=${RT:-} "$ROOT/scripts/kver.sh")"
@@ -86,6 +102,8 @@ main() {
 	stage_unit
 	say "VM tests"
 	stage_vm
+	say "two-host lab"
+	stage_lab
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ "$FAILED" = 0 ]
 }
