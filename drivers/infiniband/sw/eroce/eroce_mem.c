@@ -187,28 +187,79 @@ static int eroce_mr_access(struct eroce_mr *mr, u32 key,
 }
 
 /*
- * The read-modify-write of @op at a checked address of @mr.  An ATOMIC
- * WRITE stores under the same lock, so no other eroce atomic comes
- * between its bytes, nor between the read and the write of one.
+ * The kernel address of the 64-bit word at @iova of @mr, a range
+ * eroce_mr_allowed() accepted; a user MR's page is mapped, and *@map is
+ * then what to kunmap_local(), else NULL.  An ERR_PTR for a word outside
+ * the MR's pages.  Fast-reg MR: fast.lock held.
+ */
+static u64 *eroce_mr_word_map(struct eroce_mr *mr, u64 iova, void **map)
+{
+	*map = NULL;
+	if (mr->type == EROCE_MR_DMA)
+		return (u64 *)(uintptr_t)iova;
+	if (mr->type == EROCE_MR_FAST) {
+		const struct eroce_mr_pages *pl = &mr->fast.live;
+		u64 off = iova - mr->iova + pl->first_offset;
+		u64 idx = off >> pl->shift;
+
+		lockdep_assert_held(&mr->fast.lock);
+		if (idx >= pl->num)
+			return ERR_PTR(-EFAULT);
+		return (u64 *)(uintptr_t)(pl->addr[idx] +
+					  (off & (BIT_ULL(pl->shift) - 1)));
+	} else {
+		u64 off = iova - mr->iova + mr->page_offset;
+		unsigned long idx = off >> PAGE_SHIFT;
+
+		if (idx >= mr->npages)
+			return ERR_PTR(-EFAULT);
+		*map = kmap_local_page(mr->pages[idx]);
+		return *map + (off & ~PAGE_MASK);
+	}
+}
+
+/*
+ * The read-modify-write of @op at a checked, 8-byte aligned address of
+ * @mr, under eroce_atomic_lock: no other eroce atomic comes between the
+ * read and the write of one (IB_ATOMIC_HCA).  The word is loaded and
+ * stored whole (READ_ONCE/WRITE_ONCE of an aligned u64), so a local
+ * reader sees it before or after, never half of an ATOMIC WRITE, as
+ * IBA's single-copy atomicity asks.  A word that is not aligned in the
+ * kernel's mapping too (a fast-reg MR with an odd page list) is copied.
  */
 static int eroce_mem_atomic_rmw(struct eroce_mr *mr, u64 iova,
 				struct eroce_atomic *op)
 {
 	unsigned long flags;
 	u64 val = op->operand;
+	void *map;
+	u64 *word;
 	int err = 0;
 
 	spin_lock_irqsave(&eroce_atomic_lock, flags);
-	if (op->kind != EROCE_ATOMIC_WRITE) {
-		err = eroce_mr_copy(mr, iova, &op->orig, sizeof(op->orig),
-				    false);
-		if (op->kind == EROCE_ATOMIC_FETCH_ADD)
-			val = op->orig + op->operand;
-		else if (op->orig != op->compare)
-			val = op->orig;		/* CMP_SWAP: no match */
+	word = eroce_mr_word_map(mr, iova, &map);
+	if (IS_ERR(word)) {
+		err = PTR_ERR(word);
+		goto out_unlock;
 	}
-	if (!err)
-		err = eroce_mr_copy(mr, iova, &val, sizeof(val), true);
+	if (!IS_ALIGNED((uintptr_t)word, sizeof(u64))) {
+		if (op->kind != EROCE_ATOMIC_WRITE)
+			memcpy(&op->orig, word, sizeof(op->orig));
+	} else if (op->kind != EROCE_ATOMIC_WRITE) {
+		op->orig = READ_ONCE(*word);
+	}
+	if (op->kind == EROCE_ATOMIC_FETCH_ADD)
+		val = op->orig + op->operand;
+	else if (op->kind == EROCE_ATOMIC_CMP_SWAP && op->orig != op->compare)
+		goto out_unmap;		/* no match: nothing stored */
+	if (IS_ALIGNED((uintptr_t)word, sizeof(u64)))
+		WRITE_ONCE(*word, val);
+	else
+		memcpy(word, &val, sizeof(val));
+out_unmap:
+	if (map)
+		kunmap_local(map);
+out_unlock:
 	spin_unlock_irqrestore(&eroce_atomic_lock, flags);
 	return err;
 }
