@@ -28,7 +28,8 @@
 # The switch, controlled from the host: each "# lab-switch: CMD" line
 # among a script's first 20 lines, then each --switch CMD, is run by sh
 # inside the namespace once the bridge and the taps are up, before the
-# guests boot, with TAP0..TAP3, BR, NS and EROCE_LAB_N in its
+# guests boot, with TAP0..TAP3, BR, NS, EROCE_LAB_N, SHARED (the host's
+# path of the guests' shared folder) and TEST (the script's path) in its
 # environment, e.g.
 #   # lab-switch: tc qdisc add dev $TAP1 root netem loss 1%
 #   # lab-switch: ip link set $BR type bridge vlan_filtering 1
@@ -184,11 +185,12 @@ switch_cmds() {
 }
 
 # switch_run CMD: one switch command inside the namespace; its output to
-# the run's switch.log
+# the run's switch.log (t: run_test's script)
 switch_run() {
 	echo "+ $1" >>"$RUN/switch.log"
 	nsdo env NS="$NS" BR=br0 TAP0=tap0 TAP1=tap1 TAP2=tap2 TAP3=tap3 \
-		EROCE_LAB_N="$GUESTS" sh -c "$1" >>"$RUN/switch.log" 2>&1
+		EROCE_LAB_N="$GUESTS" SHARED="$RUN/shared" TEST="$t" \
+		sh -c "$1" >>"$RUN/switch.log" 2>&1
 }
 
 # ---- the guests --------------------------------------------------------------
