@@ -362,28 +362,55 @@ static void eroce_resp_complete_rwqe(struct eroce_qp *qp,
 }
 
 /*
+ * Does the QP take remote requests of this kind at all (its access flags)?
+ * One it does not enable is an invalid request, not an access violation
+ * (IBA 11.6.2, Remote Invalid Request Error: "the operation is not
+ * supported by this receive queue"), as rdma_rxe has it.
+ */
+static int eroce_resp_qp_allows(struct eroce_qp *qp, int access)
+{
+	return (READ_ONCE(qp->attrs.access_flags) & access) ? 0 : -EPERM;
+}
+
+/*
  * Check (@buf NULL) or copy a range of the MR or memory window @rkey
  * names, looked up for this packet alone (eroce_rkey_access()).
- * Return: 0, or -EACCES when the QP's or the key's rights, the key, its
- * PD or the range do not allow it.
+ * Return: 0, -EPERM when the QP does not enable @access, or -EACCES when
+ * the key's rights, the key, its PD or the range do not allow it.
  */
 static int eroce_resp_mr_access(struct eroce_qp *qp, u32 rkey, u64 va,
 				void *buf, u64 len, int access)
 {
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
+	int err = eroce_resp_qp_allows(qp, access);
 
-	if (!(READ_ONCE(qp->attrs.access_flags) & access))
-		return -EACCES;
+	if (err)
+		return err;
 	if (eroce_rkey_access(&edev->res, qp, rkey, access, va, buf, len))
 		return -EACCES;
 	return 0;
 }
 
 /* may the MR or window @rkey names take the whole message?  At its start */
-static bool eroce_resp_mr_ok(struct eroce_qp *qp, u32 rkey, u64 va, u64 len,
-			     int access)
+static int eroce_resp_mr_check(struct eroce_qp *qp, u32 rkey, u64 va, u64 len,
+			       int access)
 {
-	return !eroce_resp_mr_access(qp, rkey, va, NULL, len, access);
+	return eroce_resp_mr_access(qp, rkey, va, NULL, len, access);
+}
+
+/*
+ * A WRITE's access failed: -EPERM (the QP does not enable WRITEs) is an
+ * invalid request, anything else a remote access error
+ */
+static void eroce_resp_write_fatal(struct eroce_qp *qp, struct eroce_rx *pkt,
+				   int err)
+{
+	if (err == -EPERM)
+		eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
+				 IB_WC_REM_INV_REQ_ERR);
+	else
+		eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_ACCESS_ERR,
+				 IB_WC_REM_ACCESS_ERR);
 }
 
 static void eroce_resp_message_done(struct eroce_qp *qp)
@@ -531,10 +558,16 @@ static u32 eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 		resp->wr_len = len;
 		resp->wr_left = len;
 		resp->wr_rkey = eroce_reth_rkey(reth);
-		if (len && !eroce_resp_mr_ok(qp, resp->wr_rkey, resp->wr_va,
-					     len, IB_ACCESS_REMOTE_WRITE)) {
-			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_ACCESS_ERR,
-					 IB_WC_REM_ACCESS_ERR);
+		/* longer than 2^31: an invalid request (IBA 11.6.2) */
+		if (len > EROCE_MAX_MSG_SIZE) {
+			eroce_resp_fatal(qp, pkt, EROCE_NAK_INVALID_REQ,
+					 IB_WC_REM_INV_REQ_ERR);
+			return 0;
+		}
+		err = len ? eroce_resp_mr_check(qp, resp->wr_rkey, resp->wr_va,
+						len, IB_ACCESS_REMOTE_WRITE) : 0;
+		if (err) {
+			eroce_resp_write_fatal(qp, pkt, err);
 			return 0;
 		}
 		resp->in_msg = EROCE_OPF_WRITE;
@@ -552,8 +585,7 @@ static u32 eroce_resp_write(struct eroce_qp *qp, struct eroce_rx *pkt)
 					   pkt->payload, pkt->paylen,
 					   IB_ACCESS_REMOTE_WRITE);
 		if (err) {
-			eroce_resp_fatal(qp, pkt, EROCE_NAK_REM_ACCESS_ERR,
-					 IB_WC_REM_ACCESS_ERR);
+			eroce_resp_write_fatal(qp, pkt, err);
 			return 0;
 		}
 		resp->wr_va += pkt->paylen;
@@ -622,8 +654,13 @@ static int eroce_resp_read(struct eroce_qp *qp, struct eroce_rx *pkt,
 	npkts = max_t(u32, 1, DIV_ROUND_UP(len, eroce_resp_mtu(qp)));
 	if (!eroce_psn_span_ok(0, 0, npkts))
 		return -EINVAL;
-	if (len && !eroce_resp_mr_ok(qp, rkey, va, len, IB_ACCESS_REMOTE_READ))
-		return -EACCES;
+	if (len) {
+		int err = eroce_resp_mr_check(qp, rkey, va, len,
+					      IB_ACCESS_REMOTE_READ);
+
+		if (err)
+			return err;
+	}
 	rsp = eroce_rsp_queue_add(qp);
 	if (!rsp)
 		return -EBUSY;
@@ -640,7 +677,11 @@ static int eroce_resp_read(struct eroce_qp *qp, struct eroce_rx *pkt,
 	return 0;
 }
 
-/* a READ or atomic failed: -EACCES from its MR, else a malformed request */
+/*
+ * A READ or atomic failed: -EACCES from its MR or window, a remote access
+ * error; else (-EPERM: the QP does not enable it, -EINVAL: malformed) an
+ * invalid request
+ */
 static void eroce_resp_rd_atomic_fatal(struct eroce_qp *qp,
 				       struct eroce_rx *pkt, int err)
 {
@@ -744,8 +785,9 @@ static u32 eroce_resp_atomic_write_execute(struct eroce_qp *qp,
 		eroce_resp_rd_atomic_fatal(qp, pkt, -EINVAL);
 		return 0;
 	}
-	if (!(READ_ONCE(qp->attrs.access_flags) & IB_ACCESS_REMOTE_WRITE)) {
-		eroce_resp_rd_atomic_fatal(qp, pkt, -EACCES);
+	err = eroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_WRITE);
+	if (err) {
+		eroce_resp_rd_atomic_fatal(qp, pkt, err);
 		return 0;
 	}
 	op.kind = EROCE_ATOMIC_WRITE;
@@ -786,8 +828,9 @@ static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 	if (va & 7)
 		return -EINVAL;
-	if (!(READ_ONCE(qp->attrs.access_flags) & IB_ACCESS_REMOTE_ATOMIC))
-		return -EACCES;
+	err = eroce_resp_qp_allows(qp, IB_ACCESS_REMOTE_ATOMIC);
+	if (err)
+		return err;
 	op.kind = pkt->opcode == EROCE_OP_RC_CMP_SWAP ? EROCE_ATOMIC_CMP_SWAP :
 							EROCE_ATOMIC_FETCH_ADD;
 	op.compare = eroce_atmeth_compare(atm);
