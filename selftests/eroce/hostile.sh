@@ -12,9 +12,16 @@
 # the MR, a length that overflows), and a READ whose responses would take
 # half the PSN space (2 GiB at MTU 256: an invalid request).  Each must
 # move its `rdma statistic` counter; the victim connection survives
-# everything but the access violations and the invalid READ, which must
-# put the victim QP in error with an error completion while new
-# connections work.  Every counter the barrage accepts must be one `rdma
+# everything but the requests that fail the QP, which must put the victim
+# QP in error with an error completion while new connections work.  Those
+# are the rows of Documentation/design.rst "How a request fails" that a
+# forged packet can reach: access violations, RDMA lengths over 2 GiB,
+# opcodes out of sequence, lengths that disagree with the MTU or the
+# RETH, an atomic to a QP without atomics or misaligned, a SEND longer
+# than the receive buffer, a SEND with Invalidate of an unknown key, a
+# user MR's or another PD's; each must move its one NAK counter by
+# exactly one (and no other fatal NAK counter), and a failed receive must
+# complete with the status the table names.  Every counter the barrage accepts must be one `rdma
 # statistic show` lists (a name it does not list never moves: an
 # alternative that can never be taken).  Then a flood of
 # such packets at random QPNs while eroce_integrity runs must leave that

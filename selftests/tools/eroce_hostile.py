@@ -36,11 +36,15 @@ conf.verb = 0
 ROCE_PORT = 4791
 
 # opcodes (IBTA 9.2)
+RC_SEND_LAST = 0x02
 RC_SEND_ONLY = 0x04
 RC_WRITE_FIRST = 0x06
+RC_WRITE_MIDDLE = 0x07
 RC_WRITE_ONLY = 0x0a
 RC_READ_REQUEST = 0x0c
 RC_ACK = 0x11
+RC_FETCH_ADD = 0x14
+RC_SEND_ONLY_INV = 0x17
 UD_SEND_ONLY = 0x64
 
 
@@ -53,6 +57,15 @@ def bth(opcode, dqpn, psn, pkey=0xffff, pad=0, ackreq=1, se=0):
 def reth(va, rkey, length):
     return struct.pack('!QII', va & (2**64 - 1), rkey & 0xffffffff,
                        length & 0xffffffff)
+
+
+def atmeth(va, rkey, add):
+    return struct.pack('!QIQQ', va & (2**64 - 1), rkey & 0xffffffff,
+                       add & (2**64 - 1), 0)
+
+
+def ieth(rkey):
+    return struct.pack('!I', rkey & 0xffffffff)
 
 
 def deth(qkey, sqp):
@@ -267,48 +280,102 @@ def run_barrage(a):
                                 send_pl, peer),
          ['rx_drop_bad_qkey']),
     ]
-    # access violations: NAK remote access error; a READ longer than 2^31
-    # may equally be refused as an invalid request
-    naks = ['remote_access_naks_sent', 'invalid_request_naks_sent']
-    # name, request, the pair's path MTU (None: 1024), counters one of
-    # which must move
+    # Requests the victim QP must fail (Documentation/design.rst, "How a
+    # request fails"): the NAK counter that must move by exactly one (no
+    # other fatal NAK counter may move), and for a request that fails
+    # a receive WQE the status the victim's first error completion must
+    # carry (None: any, the flush of the receive queue).  The victim's MR
+    # has local write, remote write and read; its QP remote write and
+    # read (no atomics); its receive buffers are 64 bytes.
+    fatal_naks = ['remote_access_naks_sent', 'invalid_request_naks_sent']
+    fatal_naks += ['remote_op_naks_sent', 'rnr_naks_sent']
+    acc, inv = fatal_naks[:2]
+    # a SEND with Invalidate that fails is counted twice
+    inv_key = ['invalid_request_naks_sent', 'remote_invalidate_errors']
+    # name, request, the pair's path MTU (None: 1024), counter (or list of
+    # counters) that must move by one, status
     fatal_cases = [
         ('write_rkey_other_pd',
          lambda q: rcq(q, RC_WRITE_ONLY) + reth(q['b_va'], q['other_rkey'], 64) + send_pl,
-         None, naks),
+         None, acc, None),
         ('write_random_rkey',
          lambda q: rcq(q, RC_WRITE_ONLY) + reth(q['b_va'], bad_rkey(q), 64) + send_pl,
-         None, naks),
+         None, acc, None),
         ('write_va_past_mr',
          lambda q: rcq(q, RC_WRITE_ONLY) + reth(q['b_va'] + q['b_len'], q['b_rkey'], 64) + send_pl,
-         None, naks),
+         None, acc, None),
         ('write_len_past_mr',
          lambda q: rcq(q, RC_WRITE_ONLY) + reth(q['b_va'] + q['b_len'] - 32, q['b_rkey'], 64) + send_pl,
-         None, naks),
+         None, acc, None),
+        # an RDMA length over 2^31 is an invalid request (IBA 11.6.2)
         ('write_len_overflow',
          lambda q: rcq(q, RC_WRITE_FIRST) + reth(2**64 - 16, q['b_rkey'], 0xffffffff) + b'\x33' * 1024,
-         None, naks),
+         None, inv, None),
+        ('write_len_over_2g',
+         lambda q: rcq(q, RC_WRITE_FIRST) + reth(q['b_va'], q['b_rkey'], 2**31 + 1024) + b'\x33' * 1024,
+         None, inv, None),
         ('read_len_overflow',
          lambda q: rcq(q, RC_READ_REQUEST) + reth(2**64 - 16, q['b_rkey'], 0xffffffff),
-         None, naks),
+         None, inv, None),
         ('read_rkey_other_pd',
          lambda q: rcq(q, RC_READ_REQUEST) + reth(q['b_va'], q['other_rkey'], 64),
-         None, naks),
+         None, acc, None),
+        ('read_random_rkey',
+         lambda q: rcq(q, RC_READ_REQUEST) + reth(q['b_va'], bad_rkey(q), 64),
+         None, acc, None),
+        ('read_va_past_mr',
+         lambda q: rcq(q, RC_READ_REQUEST) + reth(q['b_va'] + q['b_len'] - 32, q['b_rkey'], 64),
+         None, acc, None),
         # 2 GiB at MTU 256: 2^23 responses, half the PSN space, where the
         # 24-bit PSN comparisons fail; refused before any key is looked at
         ('read_half_psn_space',
          lambda q: rcq(q, RC_READ_REQUEST) + reth(q['b_va'], q['b_rkey'], 2**31),
-         256, ['invalid_request_naks_sent']),
+         256, inv, None),
         # a packet that ends a message carries at most the path MTU, as
         # rdma_rxe checks too: 512 bytes at MTU 256
         ('send_only_over_mtu',
          lambda q: rcq(q, RC_SEND_ONLY) + b'\x44' * 512,
-         256, ['invalid_request_naks_sent']),
+         256, inv, None),
         ('write_only_over_mtu',
          lambda q: rcq(q, RC_WRITE_ONLY) + reth(q['b_va'], q['b_rkey'], 512) + b'\x44' * 512,
-         256, ['invalid_request_naks_sent']),
+         256, inv, None),
+        # more (or less) data than the RETH announced
+        ('write_only_len_mismatch',
+         lambda q: rcq(q, RC_WRITE_ONLY) + reth(q['b_va'], q['b_rkey'], 64) + send_pl * 2,
+         None, inv, None),
+        # opcode sequence: a middle or last packet with no message begun
+        ('write_middle_no_first',
+         lambda q: rcq(q, RC_WRITE_MIDDLE) + b'\x55' * 1024,
+         None, inv, None),
+        ('send_last_no_first',
+         lambda q: rcq(q, RC_SEND_LAST) + send_pl,
+         None, inv, None),
+        # the QP does not enable atomics: an invalid request (IBA 11.6.2,
+        # "operation not supported by this receive queue"), as rdma_rxe
+        ('atomic_qp_no_right',
+         lambda q: rcq(q, RC_FETCH_ADD) + atmeth(q['b_va'], q['b_rkey'], 1),
+         None, inv, None),
+        ('atomic_misaligned',
+         lambda q: rcq(q, RC_FETCH_ADD) + atmeth(q['b_va'] + 4, q['b_rkey'], 1),
+         None, inv, None),
+        # a SEND larger than the 64-byte receive buffer: an invalid
+        # request for the requester, a local length error for the receive
+        ('send_longer_than_recv',
+         lambda q: rcq(q, RC_SEND_ONLY) + send_pl * 2,
+         None, inv, 'local length error'),
+        # SEND with Invalidate of a key nothing has, of a user MR (not a
+        # fast-registration MR), of another PD's MR: invalid request, the
+        # receive completes with a remote invalid request error
+        ('send_inv_random_key',
+         lambda q: rcq(q, RC_SEND_ONLY_INV) + ieth(bad_rkey(q)) + send_pl,
+         None, inv_key, 'remote invalid request error'),
+        ('send_inv_user_mr',
+         lambda q: rcq(q, RC_SEND_ONLY_INV) + ieth(q['b_rkey']) + send_pl,
+         None, inv_key, 'remote invalid request error'),
+        ('send_inv_other_pd',
+         lambda q: rcq(q, RC_SEND_ONLY_INV) + ieth(q['other_rkey']) + send_pl,
+         None, inv_key, 'remote invalid request error'),
     ]
-
     def rcq(q, opcode):
         return bth(opcode, q['b_qpn'], q['b_epsn'])
 
@@ -347,7 +414,7 @@ def run_barrage(a):
     st = v.cmd('state %d' % p['id'])
     k.result('victim_qps_rts', st.endswith('a=RTS b=RTS'), st)
 
-    for name, make, mtu, want in fatal_cases:
+    for name, make, mtu, want, status in fatal_cases:
         q = v.pair(mtu)
         ok, line = v.ping(q)
         if not ok:
@@ -362,15 +429,20 @@ def run_barrage(a):
         d = delta(b, counters(dev))
         k.diag('%s: %s: eroce2 %s eroce1 %s' % (name, q['id'], d,
                                                 delta(ba, counters('eroce1'))))
-        k.result(name, any(d.get(c, 0) >= 1 for c in want),
-                 'none of %s moved (delta %s)' % (want, d))
+        wants = [want] if isinstance(want, str) else want
+        others = [c for c in fatal_naks if c not in wants and d.get(c, 0)]
+        k.result(name, all(d.get(c, 0) == 1 for c in wants) and not others,
+                 'want %s +1 and no other NAK (delta %s)' % (' '.join(wants), d))
         wc = v.cmd('wc %d' % q['id'])
         st = v.cmd('state %d' % q['id'])
         k.diag('%s: %s; %s' % (name, wc, st))
         errs = v.kv(wc).get('errors', 0)
+        first = wc.split('first=', 1)[-1]
         k.result(name + '_victim_error_completion',
-                 st.endswith('b=ERR') and isinstance(errs, int) and errs >= 1,
-                 'victim QP not in error with an error completion: %s; %s' % (wc, st))
+                 st.endswith('b=ERR') and isinstance(errs, int) and errs >= 1 and
+                 (status is None or first == status),
+                 'victim QP not in error with an error completion%s: %s; %s' %
+                 ('' if status is None else ' (' + status + ')', wc, st))
         n = v.pair()
         ok, line = v.ping(n)
         k.result(name + '_new_connection_works', ok, line)
