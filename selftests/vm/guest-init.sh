@@ -257,6 +257,8 @@ reset_guest() {
 			[ "$l" = "$v" ] || echo "$v" >"$f" 2>/dev/null
 		done <"$BOOT_SYSCTL"
 	fi
+	# configfs, which the NVMe-oF and LIO targets mount, holds its module
+	umount /sys/kernel/config 2>/dev/null
 	# the modules it loaded, users first: passes until the dependencies
 	# are gone; a module without an exit function stays ([permanent])
 	for ((pass = 0; pass < secs * 5; pass++)); do
