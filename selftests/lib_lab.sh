@@ -3,7 +3,7 @@
 #
 # lib_lab.sh: helpers for the two-host lab's test scripts (selftests/lab/,
 # run on every guest at once by selftests/run_lab.sh); source it after
-# lib.sh (and lib_rdma.sh if the script needs it).  The runner tells each
+# lib.sh and lib_rdma.sh (it uses tcp_listening).  The runner tells each
 # guest, in its environment: EROCE_LAB_INDEX (0..N-1), EROCE_LAB_N,
 # EROCE_LAB_NIC, EROCE_LAB_MTU, EROCE_LAB_LINK (tap or stream) and
 # EROCE_LAB_SHARED, where the 9p folder that all the guests of the script
@@ -203,7 +203,7 @@ lab_srv_cli() {
 		timeout -k 5 "$t" stdbuf -oL "${scmd[@]}" >"$out" 2>&1 &
 		pid=$!
 		start=$SECONDS
-		if wait_for 60 tcp_port_listening "$port"; then
+		if wait_for 60 tcp_listening "" "$port"; then
 			lab_signal "$name.ready"
 		else
 			echo "server not listening on port $port after 60 s" >>"$out"
@@ -246,19 +246,8 @@ lab_server_reap() {
 	done
 }
 
-# tcp_port_listening PORT: something here listens on TCP PORT
-tcp_port_listening() {
-	ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
-}
-
 # lab_srv_cli_diag: the end of LAB_OUT and its error lines, as diagnostics
 lab_srv_cli_diag() {
 	ktap_diag "rc=$LAB_RC$([ "$LAB_RC" = 124 ] && echo ' (timed out)')"
 	ktap_diag "$( { grep -iE 'err|fail|couldn|unable|cannot|mismatch|timeout|invalid' <<<"$LAB_OUT" | head -n 8; tail -n 4 <<<"$LAB_OUT"; } | sed 's/^[[:space:]]*//')"
-}
-
-# lab_stat LINK COUNTER: one counter of `rdma statistic show link LINK`
-lab_stat() {
-	rdma statistic show link "$1" 2>/dev/null |
-		tr ' ' '\n' | awk -v c="$2" 'p { print; exit } $1 == c { p = 1 }'
 }

@@ -321,6 +321,14 @@ stat_all() {
 		sed -e 's/^link [^ ]* //' | tr ' ' '\n' | sed '/^$/d' | paste -d ' ' - -
 }
 
+# udp_stat NS FIELD: the namespace NS's UDP statistic FIELD of
+# /proc/net/snmp (InDatagrams, InErrors, ...); empty when unknown
+udp_stat() {
+	ip netns exec "$1" awk -v f="$2" '
+		$1 == "Udp:" && $2 !~ /^[0-9]+$/ { for (i = 2; i <= NF; i++) col[$i] = i; next }
+		$1 == "Udp:" && (f in col) { print $col[f] }' /proc/net/snmp
+}
+
 # stat_get LINK COUNTER: one counter's value (empty when unknown)
 stat_get() {
 	stat_all "$1" | awk -v c="$2" '$1 == c { print $2; exit }'

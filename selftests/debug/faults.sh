@@ -204,7 +204,7 @@ creation() {
 udp_inerrors() {
 	local ns sum=0 n
 	for ns in "$NS1" "$NS2"; do
-		n=$(ip netns exec "$ns" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $4 }' /proc/net/snmp)
+		n=$(udp_stat "$ns" InErrors)
 		sum=$((sum + ${n:-0}))
 	done
 	echo "$sum"

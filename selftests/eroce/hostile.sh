@@ -158,12 +158,6 @@ test_flood_under_traffic() {
 		"eroce_integrity client exit $rc_c, server exit $rc_s"
 }
 
-# udp_in NS: the UDP datagrams NS has delivered to sockets (eroce's
-# encap_rcv included)
-udp_in() {
-	ip netns exec "$1" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $2 }' /proc/net/snmp
-}
-
 # A device hears its own netdev only: forged packets at eroce2's address
 # that eroce2 would drop and count (the flood's kinds), sent over a
 # second link into ns2 (vz1 -> vz2, no eroce device on it), reach ns2's
@@ -177,12 +171,12 @@ test_foreign_netdev() {
 		return
 	fi
 	before=$(stat_all eroce2/1 | grep '^rx_')
-	u0=$(udp_in "$NS2")
+	u0=$(udp_stat "$NS2" InDatagrams)
 	ns1 "$PY" "$TOOLS/eroce_hostile.py" --iface vz1 --dst-ip 198.18.0.2 \
 		--dst-mac "$(ns2 cat /sys/class/net/vz2/address)" --flood 5 \
 		--flood-pool 40 >"$OUT/foreign.py" 2>&1
 	rc=$?
-	u1=$(udp_in "$NS2")
+	u1=$(udp_stat "$NS2" InDatagrams)
 	after=$(stat_all eroce2/1 | grep '^rx_')
 	ktap_diag "$(cat "$OUT/foreign.py"); ns2 delivered $((u1 - u0)) UDP datagrams"
 	ktap_result foreign_netdev_ignored \

@@ -99,7 +99,7 @@ counters() {
 	local c d bad=
 	for c in rx_batches tx_batches retransmit_timeouts retransmitted_packets; do
 		d=$(stat_delta "$DEV/1" "$SNAP" "$c") || d='?'
-		ktap_diag "guest$LAB_I $c +$d (now $(lab_stat "$DEV/1" "$c"))"
+		ktap_diag "guest$LAB_I $c +$d (now $(stat_get "$DEV/1" "$c"))"
 	done
 	stat_moved "$DEV/1" "$SNAP" tx_packets || bad+="tx_packets did not move; "
 	stat_moved "$DEV/1" "$SNAP" rx_packets || bad+="rx_packets did not move; "

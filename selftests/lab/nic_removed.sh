@@ -127,7 +127,7 @@ removing_side() {
 		-x "$(gid_index_of "$DEV" "$LAB_IP")" -p 18516 -s 4096 -D 150 -F \
 		-u "$QP_TIMEOUT" >"$SRV_OUT" 2>&1 &
 	spid=$!
-	if wait_for 60 tcp_port_listening 18516; then
+	if wait_for 60 tcp_listening "" 18516; then
 		lab_signal write_bw.ready
 	else
 		ktap_diag "the server does not listen on port 18516"
