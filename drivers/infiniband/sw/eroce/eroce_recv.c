@@ -55,6 +55,7 @@ struct eroce_recv_ctx {
 	u8 iph_len;
 	int vlan_id;			/* ndev's, or -1 */
 	u32 truesize;			/* a kept packet's charge, 0: its skb's */
+	unsigned int passed;		/* packets that passed the checks */
 	enum {
 		EROCE_DGID_UNKNOWN,
 		EROCE_DGID_OURS,
@@ -301,6 +302,7 @@ static void eroce_recv_pkt(struct eroce_recv_ctx *rx, struct sk_buff *skb,
 		return;
 	}
 
+	rx->passed++;
 	eroce_stat_inc(edev, EROCE_CNT_RX_PACKETS);
 	eroce_stat_add(edev, EROCE_CNT_RX_BYTES, len);
 
@@ -478,11 +480,16 @@ static void eroce_recv_segment(struct eroce_recv_ctx *rx, struct sock *sk,
 		return;
 	}
 	skb_list_walk_safe(segs, seg, next) {
+		unsigned int passed = rx->passed;
+
 		skb_mark_not_on_list(seg);
 		__skb_pull(seg, skb_transport_offset(seg) +
 			   sizeof(struct udphdr));
 		eroce_recv_one(rx, seg);
-		kfree_skb(seg);
+		if (rx->passed != passed)
+			consume_skb(seg);
+		else
+			kfree_skb(seg);
 	}
 }
 
@@ -504,6 +511,7 @@ static void eroce_recv_udp_stat(struct sock *sk, int field)
  */
 static void eroce_recv_skb(struct sock *sk, struct sk_buff *skb)
 {
+	enum skb_drop_reason reason = SKB_DROP_REASON_NOT_SPECIFIED;
 	struct eroce_recv_ctx rx = {};
 
 	rx.ndev = skb->dev;
@@ -519,6 +527,7 @@ static void eroce_recv_skb(struct sock *sk, struct sk_buff *skb)
 		eroce_recv_udp_stat(sk, UDP_MIB_CSUMERRORS);
 		eroce_recv_udp_stat(sk, UDP_MIB_INERRORS);
 		eroce_rx_drop(rx.edev, DROP_UDP_CSUM, "bad UDP checksum");
+		reason = SKB_DROP_REASON_UDP_CSUM;
 		goto out_put_dev;
 	}
 
@@ -542,7 +551,11 @@ static void eroce_recv_skb(struct sock *sk, struct sk_buff *skb)
 out_put_dev:
 	ib_device_put(&rx.edev->ibdev);
 out_free:
-	kfree_skb(skb);
+	/* what passed the checks was delivered: no drop for drop monitors */
+	if (rx.passed)
+		consume_skb(skb);
+	else
+		kfree_skb_reason(skb, reason);
 }
 
 /**
