@@ -52,7 +52,13 @@ static int eroce_mr_check_access(int access)
 	return 0;
 }
 
-static struct eroce_mr *eroce_mr_alloc(struct eroce_res *res, int access)
+/*
+ * An MR of @pd: the PD is set before eroce_mr_publish() makes the MR
+ * findable by key (ib_core sets it again, to the same value, only after
+ * the verb returns)
+ */
+static struct eroce_mr *eroce_mr_alloc(struct eroce_res *res,
+				       struct ib_pd *pd, int access)
 {
 	struct eroce_mr *mr;
 	int err;
@@ -72,6 +78,7 @@ static struct eroce_mr *eroce_mr_alloc(struct eroce_res *res, int access)
 		return ERR_PTR(-ENOMEM);
 	}
 
+	mr->ibmr.pd = pd;
 	mr->access = access;
 	spin_lock_init(&mr->mw_lock);
 	eroce_obj_init(&mr->obj);
@@ -118,7 +125,7 @@ struct ib_mr *eroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct eroce_mr *mr;
 	int err;
 
-	mr = eroce_mr_alloc(res, access);
+	mr = eroce_mr_alloc(res, ibpd, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 
@@ -174,7 +181,7 @@ struct ib_mr *eroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (!length || length > EROCE_MAX_MR_SIZE || iova + length < iova)
 		return ERR_PTR(-EINVAL);
 
-	mr = eroce_mr_alloc(res, access);
+	mr = eroce_mr_alloc(res, ibpd, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 
@@ -396,7 +403,7 @@ struct ib_mr *eroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	if (!max_num_sg || max_num_sg > EROCE_MAX_FAST_REG_PAGES)
 		return ERR_PTR(-EINVAL);
 
-	mr = eroce_mr_alloc(res, 0);
+	mr = eroce_mr_alloc(res, ibpd, 0);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 
