@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # check.sh: the whole test suite, what `make check` runs (after `make deps`).
-#   build   `make all` (module with W=1, provider), the selftest tools and
+#   build   `make all` (module with W=1, provider), no function of the
+#           module with a stack frame over 512 bytes (scripts/
+#           stack-frames.sh), the selftest tools and
 #           `make deb` (the Debian packages selftests/eroce/packaging.sh
 #           installs; lintian must be clean); any compiler, modpost or
 #           packaging warning fails the stage
@@ -29,6 +31,7 @@ stage_build() {
 	local before=$FAILED
 
 	one_step "make all" "$LOG/build.log" make -C "$ROOT" all
+	one_step "stack frames" "$LOG/stack.log" "$ROOT/scripts/stack-frames.sh"
 	if [ -f "$ROOT/selftests/tools/Makefile" ]; then
 		one_step "selftests/tools" "$LOG/tools.log" make -C "$ROOT/selftests/tools"
 	fi

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Style and static checks for the kernel module: checkpatch --strict on
-# every source file and a sparse (C=2) W=1 build.  checkpatch.pl comes
+# every source file, a sparse (C=2) W=1 build and the module's stack
+# frames (scripts/stack-frames.sh).  checkpatch.pl comes
 # from Debian's linux-source package (unpacked on first use under out/).
 set -eu
 cd "$(dirname "$0")/.."
@@ -35,6 +36,7 @@ perl "$CP" --strict --no-tree --quiet --ignore BIT_MACRO \
 
 out=$(make -C "$KDIR" M="$PWD" W=1 C=2 modules 2>&1) || status=1
 echo "$out" | grep -E 'warning:|error:' && status=1
+scripts/stack-frames.sh >/dev/null || { scripts/stack-frames.sh | grep error:; status=1; }
 
 [ $status -eq 0 ] && echo "lint: clean"
 exit $status
