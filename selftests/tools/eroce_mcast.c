@@ -14,6 +14,13 @@
  *                 every one once, in order, byte for byte, with the GRH
  *                 (its destination the group), A's QPN and the RoCE
  *                 packet type in sl; B3 receives nothing
+ *   hop_limit     each of those packets carried the AH's hop limit
+ *                 (HOP_LIMIT) as its IPv4 TTL or IPv6 hop limit, read
+ *                 from the GRH of the receive
+ *   loopback      QP L on A's device, in a context of its own, attaches
+ *                 to GROUP: it receives each of 4 SENDs of A once, byte
+ *                 for byte (IP multicast loopback, as on RoCE NICs),
+ *                 and B1 and B2 still do; L detaches
  *   detach_one    B2 detaches; 4 SENDs reach B1 only
  *   bad_qkey      a SEND with another Q_Key: counted in rx_drop_bad_qkey,
  *                 delivered to no one
@@ -29,10 +36,13 @@
  * drop counters), never by sleeping.  Prints "result:" lines; exits 0
  * when every expectation held, 1 otherwise, 2 on a usage or setup error.
  *
- * usage: eroce_mcast DEV_A GID_A DEV_B GID_B GROUP NETNS_B
+ * usage: eroce_mcast DEV_A GID_A DEV_B GID_B GROUP NETNS_B [NETDEV_B]
  *   GROUP: an IPv4 or IPv6 multicast address (IPv4 for IPv4 GIDs)
  *   NETNS_B: the named network namespace of B's netdev.  Run the program
  *   in the initial namespace, where sysfs shows both devices.
+ *   NETDEV_B: the netdev the group's packets arrive on, a VLAN device on
+ *   B's netdev when GID_A and GID_B are the VLAN's (default: B's netdev);
+ *   attach_joins_netdev and detach_all look at its memberships.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -60,9 +70,11 @@
 #define MCAST_QPN	0xffffffu
 #define NB		3		/* B1, B2 (attached), B3 (not) */
 #define WAIT_SECS	20.0
+#define HOP_LIMIT	5		/* the AH's: neither 1, nor 64 */
 
 struct mcast_test {
 	struct eroce_side a, b;
+	struct eroce_side l;		/* A's device again, for QP L */
 	struct ibv_qp *bq[NB];
 	struct ibv_ah *ah;
 	union ibv_gid group;
@@ -73,6 +85,7 @@ struct mcast_test {
 	uint32_t mtu;
 	uint32_t seq;			/* messages sent so far */
 	uint32_t posted[NB];		/* receives posted on each B QP */
+	uint32_t hops_wrong;		/* receives with another hop limit */
 };
 
 static uint8_t *b_slot(struct mcast_test *t, int q, uint32_t n)
@@ -133,7 +146,7 @@ static bool received(struct mcast_test *t, const struct ibv_wc *wc, int q,
 {
 	uint32_t n = wc->wr_id & 0xffff;
 	const uint8_t *p = b_slot(t, q, n);
-	uint8_t want[SLOT];
+	uint8_t want[SLOT], hops;
 	bool ok;
 
 	ok = wc->status == IBV_WC_SUCCESS && wc->opcode == IBV_WC_RECV &&
@@ -149,6 +162,13 @@ static bool received(struct mcast_test *t, const struct ibv_wc *wc, int q,
 		ok = ok && !memcmp(p + 24, t->group.raw, 16);
 	eroce_pattern(want, len, seed);
 	ok = ok && !memcmp(p + GRH_BYTES, want, len);
+	/* IPv4: its header in the GRH's last 20 bytes; IPv6: the GRH's */
+	hops = t->ipv4 ? p[GRH_BYTES - 20 + 8] : p[7];
+	if (hops != HOP_LIMIT) {
+		if (!t->hops_wrong++)
+			printf("# B%d: message %u: hop limit %u, not %u\n",
+			       q + 1, seed, hops, HOP_LIMIT);
+	}
 	if (!ok)
 		printf("# B%d: message %u: status %s qp %u src_qp %u flags %#x sl %#x len %u (want %u)\n",
 		       q + 1, seed, ibv_wc_status_str(wc->status), wc->qp_num,
@@ -323,7 +343,7 @@ static void setup(struct mcast_test *t)
 	struct ibv_ah_attr ah = {
 		.is_global = 1, .port_num = 1,
 		.grh = { .dgid = t->group, .sgid_index = t->a.gid_index,
-			 .hop_limit = 1 },
+			 .hop_limit = HOP_LIMIT },
 	};
 	int q;
 
@@ -343,6 +363,74 @@ static void setup(struct mcast_test *t)
 	if (!t->ah)
 		eroce_die("ibv_create_ah to the group: %s", strerror(errno));
 	t->mtu = 128u << (t->a.mtu < t->b.mtu ? t->a.mtu : t->b.mtu);
+}
+
+/*
+ * QP L on A's own device attached to the group gets A's SENDs to it (B1
+ * and B2, attached, still get each): @count of them, byte for byte
+ */
+static bool loopback(struct mcast_test *t, int count)
+{
+	uint32_t first = t->seq, i, len, got = 0;
+	struct ibv_qp *qp;
+	struct ibv_wc wc;
+	bool ok = true;
+	int err;
+
+	qp = eroce_side_qp(&t->l, IBV_QPT_UD, NULL, DEPTH);
+	eroce_qp_to_init(&t->l, qp, QKEY);
+	eroce_qp_to_rtr(&t->l, qp, NULL, 0);
+	eroce_qp_to_rts(&t->l, qp, 0, 0);
+	for (i = 0; i < (uint32_t)count; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)(t->l.buf + i * SLOT),
+			.length = SLOT, .lkey = t->l.mr->lkey,
+		};
+		struct ibv_recv_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+		}, *bad;
+
+		if (ibv_post_recv(qp, &wr, &bad))
+			eroce_die("ibv_post_recv on L: %s", strerror(errno));
+	}
+	err = ibv_attach_mcast(qp, &t->group, 0);
+	if (err) {
+		printf("# L: ibv_attach_mcast: %s\n", strerror(err));
+		ok = false;
+	}
+	ok = ok && deliver(t, count, 0x3);
+	while (ok && got < (uint32_t)count &&
+	       !eroce_side_poll(&t->l, WAIT_SECS, &wc)) {
+		uint8_t want[SLOT];
+
+		len = 1 + got * (t->mtu / count);
+		if (got + 1 == (uint32_t)count)
+			len = t->mtu;
+		eroce_pattern(want, len, first + got);
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != got ||
+		    wc.src_qp != t->a.qp->qp_num ||
+		    wc.byte_len != GRH_BYTES + len ||
+		    memcmp(t->l.buf + got * SLOT + GRH_BYTES, want, len)) {
+			printf("# L: message %u: status %s wr_id %" PRIu64 " src_qp %u len %u (want %u)\n",
+			       first + got, ibv_wc_status_str(wc.status),
+			       wc.wr_id, wc.src_qp, wc.byte_len,
+			       GRH_BYTES + len);
+			ok = false;
+		}
+		got++;
+	}
+	if (ibv_poll_cq(t->l.cq, 1, &wc)) {
+		printf("# L: an extra completion\n");
+		ok = false;
+	}
+	printf("# L received %u of %d\n", got, count);
+	err = ibv_detach_mcast(qp, &t->group, 0);
+	if (err) {
+		printf("# L: ibv_detach_mcast: %s\n", strerror(err));
+		ok = false;
+	}
+	ibv_destroy_qp(qp);
+	return ok && got == (uint32_t)count;
 }
 
 static void run(struct mcast_test *t)
@@ -370,6 +458,11 @@ static void run(struct mcast_test *t)
 
 	eroce_result("deliver", deliver(t, 8, 0x3),
 		     "B1 and B2 each receive all 8, B3 none");
+	eroce_result("hop_limit", !t->hops_wrong,
+		     "%u of 16 receives with another hop limit than %u",
+		     t->hops_wrong, HOP_LIMIT);
+	eroce_result("loopback", loopback(t, 4),
+		     "L on A's device receives A's 4 SENDs");
 
 	e1 = ibv_detach_mcast(t->bq[1], &t->group, 0);
 	ok = !e1 && deliver(t, 4, 0x1);
@@ -399,8 +492,8 @@ int main(int argc, char **argv)
 	struct in6_addr a6;
 	struct in_addr a4;
 
-	if (argc != 7) {
-		fprintf(stderr, "usage: eroce_mcast DEV_A GID_A DEV_B GID_B GROUP NETNS_B\n");
+	if (argc != 7 && argc != 8) {
+		fprintf(stderr, "usage: eroce_mcast DEV_A GID_A DEV_B GID_B GROUP NETNS_B [NETDEV_B]\n");
 		return 2;
 	}
 	t.a.name = argv[1];
@@ -422,7 +515,13 @@ int main(int argc, char **argv)
 
 	eroce_side_open(&t.a, false, BUF_LEN, 4 * DEPTH);
 	eroce_side_open(&t.b, false, BUF_LEN, 4 * NB * DEPTH);
-	read_parent(&t);
+	t.l.name = t.a.name;
+	t.l.gid_index = t.a.gid_index;
+	eroce_side_open(&t.l, false, BUF_LEN, DEPTH);
+	if (argc == 8)
+		snprintf(t.ifname_b, sizeof(t.ifname_b), "%s", argv[7]);
+	else
+		read_parent(&t);
 	setup(&t);
 	run(&t);
 	return eroce_results_status();

@@ -6,21 +6,27 @@
  *
  * A group (struct eroce_mcg) exists while at least one QP is attached to
  * it.  Its first attachment joins the group's IP multicast address on the
- * device's netdev (ip_mc_inc_group() or ipv6_dev_mc_inc()), which programs
- * the multicast MAC filter and sends the IGMP or MLD report a snooping
- * switch needs; its last detachment leaves it.  rdma_cm joins IPv4 groups
- * on its own as well: the memberships are counted, so both may.
+ * device's netdev and on each VLAN device on it (ip_mc_inc_group() or
+ * ipv6_dev_mc_inc()), as a RoCE NIC takes a group's packets in any of the
+ * port's VLANs: that programs the multicast MAC filter, sends the IGMP or
+ * MLD report a snooping switch needs, and lets the IP layer of a VLAN
+ * device pass the group's packets up.  Its last detachment leaves the
+ * netdevs it joined (struct eroce_mcg_dev).  rdma_cm joins IPv4 groups on
+ * its own as well: the memberships are counted, so both may.
  *
  * Contexts: attach, detach and eroce_mcast_detach_qp() run in process
  * context and sleep; eroce_mcast_rcv() runs in softirq.  Locks:
  * eroce_mcast.lock (a mutex) around every change of the groups, with RTNL
- * taken inside it to join and leave; the receive walk reads the lists
+ * taken inside it to join and leave (so a VLAN device made after a
+ * group's first attachment is not joined: the netdev notifier, under
+ * RTNL, cannot take eroce_mcast.lock); the receive walk reads the lists
  * under RCU, and groups and attachments are freed after a grace period.
  * An attachment holds no reference on its QP, but its handle (struct
  * eroce_qp_handle): destroy_qp detaches the QP and frees the handle a
  * grace period later, so a walk that still sees the attachment finds the
  * handle and takes a reference only while the QP exists.
  */
+#include <linux/if_vlan.h>
 #include <linux/igmp.h>
 #include <linux/inetdevice.h>
 #include <linux/rculist.h>
@@ -36,7 +42,14 @@ struct eroce_mcg {
 	union ib_gid mgid;
 	struct list_head qps;		/* of struct eroce_mca */
 	unsigned int num_qps;		/* under eroce_mcast.lock */
+	struct list_head devs;		/* of struct eroce_mcg_dev, likewise */
 	struct rcu_head rcu;
+};
+
+/* a netdev a group was joined on: the device's own or a VLAN device on it */
+struct eroce_mcg_dev {
+	struct list_head node;		/* in eroce_mcg.devs */
+	int ifindex;
 };
 
 /* one QP attached to one group */
@@ -85,38 +98,95 @@ static struct eroce_mca *eroce_mca_find(struct eroce_mcg *grp,
 	return NULL;
 }
 
-/*
- * join (@join) or leave the group's IP address on the device's netdev;
- * -ENODEV once the netdev is gone (its memberships went with it)
- */
-static int eroce_mcast_membership(struct eroce_dev *edev,
-				  const union ib_gid *mgid, bool join)
+/* join (@join) or leave IP multicast address @addr on @ndev */
+static int eroce_mcast_ip_membership(struct net_device *ndev,
+				     const struct in6_addr *addr, bool join)
 {
-	const struct in6_addr *addr = (const struct in6_addr *)mgid->raw;
-	struct net_device *ndev = eroce_get_netdev(&edev->ibdev, 1);
 	struct in_device *in_dev;
-	int err = 0;
+
+	ASSERT_RTNL();
+	if (ipv6_addr_v4mapped(addr)) {
+		in_dev = __in_dev_get_rtnl(ndev);
+		if (!in_dev)
+			return -ENODEV;
+		/* 6.1's ip_mc_inc_group() reports no error of its own */
+		if (join)
+			ip_mc_inc_group(in_dev, addr->s6_addr32[3]);
+		else
+			ip_mc_dec_group(in_dev, addr->s6_addr32[3]);
+		return 0;
+	}
+	if (!IS_ENABLED(CONFIG_IPV6))
+		return -EAFNOSUPPORT;
+	return join ? ipv6_dev_mc_inc(ndev, addr) :
+		      ipv6_dev_mc_dec(ndev, addr);
+}
+
+/* join @grp's address on @ndev and remember that it did */
+static int eroce_mcg_join_dev(struct net_device *ndev, int vid, void *arg)
+{
+	struct eroce_mcg *grp = arg;
+	struct eroce_mcg_dev *md;
+	int err;
+
+	md = kzalloc(sizeof(*md), GFP_KERNEL);
+	if (!md)
+		return -ENOMEM;
+	err = eroce_mcast_ip_membership(ndev,
+					(const struct in6_addr *)grp->mgid.raw,
+					true);
+	if (err) {
+		kfree(md);
+		/* a VLAN device without IPv4 or IPv6 has no use for it */
+		return vid ? 0 : err;
+	}
+	md->ifindex = ndev->ifindex;
+	list_add_tail(&md->node, &grp->devs);
+	return 0;
+}
+
+/* leave @grp on the netdevs it was joined on that still exist */
+static void eroce_mcg_leave(struct eroce_dev *edev, struct eroce_mcg *grp)
+{
+	const struct in6_addr *addr = (const struct in6_addr *)grp->mgid.raw;
+	struct net_device *ndev = eroce_get_netdev(&edev->ibdev, 1);
+	struct eroce_mcg_dev *md, *next;
+	struct net_device *dev;
+
+	rtnl_lock();
+	list_for_each_entry_safe(md, next, &grp->devs, node) {
+		/* gone with the netdev, or a new netdev of the same index? */
+		dev = ndev ? __dev_get_by_index(dev_net(ndev), md->ifindex) :
+			     NULL;
+		if (dev && (dev == ndev || (is_vlan_dev(dev) &&
+					    vlan_dev_real_dev(dev) == ndev)))
+			eroce_mcast_ip_membership(dev, addr, false);
+		list_del(&md->node);
+		kfree(md);
+	}
+	rtnl_unlock();
+	dev_put(ndev);
+}
+
+/*
+ * join @grp on the device's netdev and on the VLAN devices on it;
+ * -ENODEV once the netdev is gone
+ */
+static int eroce_mcg_join(struct eroce_dev *edev, struct eroce_mcg *grp)
+{
+	struct net_device *ndev = eroce_get_netdev(&edev->ibdev, 1);
+	int err;
 
 	if (!ndev)
 		return -ENODEV;
 	rtnl_lock();
-	if (ipv6_addr_v4mapped(addr)) {
-		/* 6.1's ip_mc_inc_group() reports no error of its own */
-		in_dev = __in_dev_get_rtnl(ndev);
-		if (!in_dev)
-			err = -ENODEV;
-		else if (join)
-			ip_mc_inc_group(in_dev, addr->s6_addr32[3]);
-		else
-			ip_mc_dec_group(in_dev, addr->s6_addr32[3]);
-	} else if (IS_ENABLED(CONFIG_IPV6)) {
-		err = join ? ipv6_dev_mc_inc(ndev, addr) :
-			     ipv6_dev_mc_dec(ndev, addr);
-	} else {
-		err = -EAFNOSUPPORT;
-	}
+	err = eroce_mcg_join_dev(ndev, 0, grp);
+	if (!err)
+		err = vlan_for_each(ndev, eroce_mcg_join_dev, grp);
 	rtnl_unlock();
 	dev_put(ndev);
+	if (err)
+		eroce_mcg_leave(edev, grp);
 	return err;
 }
 
@@ -134,8 +204,7 @@ static void eroce_mcg_put_member(struct eroce_dev *edev, struct eroce_mcg *grp,
 
 	list_del_rcu(&grp->node);
 	mc->num_groups--;
-	/* the netdev may have lost its IP configuration meanwhile */
-	eroce_mcast_membership(edev, &grp->mgid, false);
+	eroce_mcg_leave(edev, grp);
 	kfree_rcu(grp, rcu);
 }
 
@@ -194,7 +263,8 @@ int eroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		}
 		new_grp->mgid = *gid;
 		INIT_LIST_HEAD(&new_grp->qps);
-		err = eroce_mcast_membership(edev, gid, true);
+		INIT_LIST_HEAD(&new_grp->devs);
+		err = eroce_mcg_join(edev, new_grp);
 		if (err)
 			goto out_free_grp;
 		grp = new_grp;

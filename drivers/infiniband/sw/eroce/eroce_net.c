@@ -69,9 +69,11 @@ static struct socket *eroce_net_sock_open(struct net *net, bool ipv6)
 	 * batch at once (Documentation/design.rst, "Batched receive").  The
 	 * queue holds an skb only until that hook, called right after, takes
 	 * it off; the buffer limit only has to let every CPU's one through.
+	 * Multicast loopback stays on (both families): a group's packets
+	 * reach the QPs of the sending host attached to it, as a RoCE NIC
+	 * delivers them to its own.
 	 */
 	sk = sock->sk;
-	inet_sk(sk)->mc_loop = 0;
 	udp_allow_gso(sk);
 	sock_set_rcvbuf(sk, EROCE_NET_RCVBUF);
 	write_lock_bh(&sk->sk_callback_lock);

@@ -351,7 +351,11 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 		iph->tos = tclass;
 		iph->tot_len = htons(skb->len);
 		iph->frag_off = htons(IP_DF);
-		iph->ttl = ip4_dst_hoplimit(&rt->dst);
+		/*
+		 * the AV's hop limit, as RoCE NICs send it; one left 0
+		 * gets the route's (a host must not send a TTL of 0)
+		 */
+		iph->ttl = av->hop_limit ?: ip4_dst_hoplimit(&rt->dst);
 		iph->protocol = IPPROTO_UDP;
 		iph->saddr = fl4.saddr;
 		iph->daddr = fl4.daddr;
@@ -454,7 +458,7 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 			     cpu_to_be32(av->flow_label) & IPV6_FLOWLABEL_MASK);
 		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
 		ip6h->nexthdr = IPPROTO_UDP;
-		ip6h->hop_limit = ip6_dst_hoplimit(dst);
+		ip6h->hop_limit = av->hop_limit ?: ip6_dst_hoplimit(dst);
 		ip6h->saddr = fl6.saddr;
 		ip6h->daddr = fl6.daddr;
 
