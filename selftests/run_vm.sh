@@ -87,7 +87,7 @@ parse_args() {
 		--group) [ $# -ge 2 ] || usage; GROUP=$2; shift ;;
 		--kver) [ $# -ge 2 ] || usage; KVER=$2; shift ;;
 		--kernel) [ $# -ge 2 ] || usage; KERNEL_DIR=$2; shift ;;
-		--module) [ $# -ge 2 ] || usage; MODULE=$2; shift ;;
+		--module) [ $# -ge 2 ] || usage; MODULE=$2; MODULE_ARG=1; shift ;;
 		--env)
 			[ $# -ge 2 ] && [[ "$2" =~ ^[A-Z_][A-Z0-9_]*= ]] || usage
 			GUEST_ENV+=("$2"); shift ;;
@@ -102,6 +102,10 @@ parse_args() {
 	case "$TIMEOUT" in ''|*[!0-9]*) usage ;; esac
 	case "$GROUP" in ''|*[!0-9]*|0) usage ;; esac
 	TESTS=("$@")
+	if [ -n "${MODULE_ARG:-}" ] && [ -z "$KERNEL_DIR" ]; then
+		echo "run_vm: --module goes with --kernel (the distribution kernel loads the tree's eroce.ko)" >&2
+		exit 2
+	fi
 	if [ -n "$KERNEL_DIR" ]; then
 		debug_kernel
 		return
