@@ -16,7 +16,7 @@ VERSION := $(shell cat $(SRCDIR)/VERSION)
 DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
 	linux-image-amd64 linux-headers-amd64 linux-headers-rt-amd64 \
 	rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev \
-	perftest rdmacm-utils iproute2 iperf3 ethtool nvme-cli fio ucx-utils \
+	perftest rdmacm-utils iproute2 iperf3 ethtool nvme-cli fio ucx-utils libucx-dev \
 	libfabric-bin openmpi-bin libopenmpi-dev \
 	nfs-kernel-server open-iscsi \
 	qemu-system-x86 busybox-static tshark python3-scapy \

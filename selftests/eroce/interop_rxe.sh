@@ -18,6 +18,12 @@
 # eroce's 64 KiB WRITEs must be standard RoCEv2 frames: lengths, MTU and
 # every ICRC (eroce's and rdma_rxe's) checked by
 # selftests/tools/eroce_pcap_check.py.
+# Bytes and values across the two: selftests/tools/eroce_integrity, one
+# RC QP, RDMA WRITE and READ of messages around the MTU boundaries (every
+# byte compared where it lands, the guards around it untouched) and
+# FETCH_AND_ADD / CMP_AND_SWP (every returned original value, and the
+# counters they leave, checked against the model), with rdma_rxe as the
+# requester and eroce as the responder, then the other way round.
 # Run: selftests/run_vm.sh selftests/eroce/interop_rxe.sh
 #
 #   init: vethR 198.18.1.1/24 (rxe0)  <--veth-->  ns1: vethE 198.18.1.2/24 (eroce1)
@@ -43,7 +49,11 @@ SC_T=40
 # responder), eroce's atomic responder, a UD pingpong; the other tools
 # are skips
 DEBUG_KEEP="rping_verify_eroce_srv rping_verify_rxe_srv ib_atomic_bw_eroce_srv
-ud_pingpong_rxe_srv batched_wire_write"
+ud_pingpong_rxe_srv batched_wire_write integrity_eroce_srv integrity_rxe_srv"
+INTEGRITY=$EROCE_ROOT/selftests/tools/eroce_integrity
+# eroce_integrity's amounts: WRITE and READ bytes each, atomics
+INT_BYTES=$(debug_scaled 1048576)
+INT_ATOMICS=$(debug_scaled 4096)
 PCAP=$RDMA_TMP/interop.pcap
 
 setup() {
@@ -113,6 +123,39 @@ run_dir() {
 	SC_OPTS=()
 }
 
+# integrity DIR: eroce_integrity -o write,read,atomic, the server on
+# eroce1 (DIR eroce_srv: rxe0 is the client, the active side, so
+# rdma_rxe requests and eroce responds) or on rxe0 (rxe_srv: eroce
+# requests); one subtest per operation from the lines both ends print
+integrity() {
+	local d=$1 op want rc
+	debug_subset "integrity_$d" "integrity_write_$d" "integrity_read_$d" \
+		"integrity_atomic_$d" && return
+	if [ "$d" = eroce_srv ]; then
+		srv_cli -p 18540 60 "$NS1" "" \
+			"$INTEGRITY" -d eroce1 -g "$GE" -p 18540 -t "$(tmo 50)" -- \
+			"$INTEGRITY" -d rxe0 -g "$GR" -p 18540 -t "$(tmo 50)" -q 1 -w 16 \
+			-b "$INT_BYTES" -o write,read,atomic -a "$INT_ATOMICS" "$EROCE_IP"
+	else
+		srv_cli -p 18540 60 "" "$NS1" \
+			"$INTEGRITY" -d rxe0 -g "$GR" -p 18540 -t "$(tmo 50)" -- \
+			"$INTEGRITY" -d eroce1 -g "$GE" -p 18540 -t "$(tmo 50)" -q 1 -w 16 \
+			-b "$INT_BYTES" -o write,read,atomic -a "$INT_ATOMICS" "$RXE_IP"
+	fi
+	rc=$?
+	ktap_diag "$(grep -E '^(write|read|atomic):' <<<"$CLI_OUT" | sed 's/^/client: /')"
+	ktap_result "integrity_$d" "$rc" "server rc=$SRV_RC client rc=$CLI_RC"
+	[ "$rc" = 0 ] || srv_cli_diag
+	# each end checked every byte (atomics: 8 per atomic)
+	for op in write read atomic; do
+		want=$INT_BYTES
+		[ $op = atomic ] && want=$((8 * INT_ATOMICS))
+		ktap_result "integrity_${op}_$d" \
+			"$(out_has "^$op: ok $want bytes checked"; echo $?)" \
+			"want \"$op: ok $want bytes checked\" from both ends: $(grep -E "^$op: " <<<"$SRV_OUT$CLI_OUT" | head -n 2 | tr '\n' ';')"
+	done
+}
+
 # eroce1 sent batches: run_dir moved tx_batches
 batches_moved() {
 	local d
@@ -148,7 +191,7 @@ rxe_counters_ok() {
 	[ -z "$bad" ]
 }
 
-ktap_plan 24
+ktap_plan 32
 require setup
 GE=$(gid_index_of eroce1 $EROCE_IP)
 GR=$(gid_index_of rxe0 $RXE_IP)
@@ -159,6 +202,8 @@ ktap_check batches_received_by_rxe_as_client batches_moved
 stat_snap eroce1/1 "$RDMA_TMP/batches"
 run_dir rxe_srv
 ktap_check batches_received_by_rxe_as_server batches_moved
+integrity eroce_srv
+integrity rxe_srv
 # batched WRITEs from eroce1 to rxe0, cut by software segmentation on
 # vethE (cap_start turns its UDP segmentation offload off), captured there
 if ! debug_subset batched_wire_write batched_wire_is_standard_roce; then

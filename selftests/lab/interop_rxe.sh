@@ -8,7 +8,13 @@
 # (198.18.10.2) eroce0 (the tree's eroce.ko and provider), across the
 # bridge.  ibv_rc_pingpong -c (4 KiB messages, every received buffer
 # checked) both ways: eroce server / rdma_rxe client, then rdma_rxe
-# server / eroce client.  Afterwards eroce dropped no packet of rdma_rxe's
+# server / eroce client.  Then selftests/tools/eroce_integrity both ways
+# (one RC QP, the client the active side: rdma_rxe requesting from eroce,
+# then eroce from rdma_rxe): RDMA WRITE and READ of messages around the
+# MTU boundaries, every byte compared, and FETCH_AND_ADD / CMP_AND_SWP,
+# every returned value and the counters left behind checked; each guest
+# requires the exact amount checked on its side.
+# Afterwards eroce dropped no packet of rdma_rxe's
 # as malformed (truncated, bad ICRC, header or opcode) and no QP ran out
 # of retries; rxe0's counters that are not 0 as diagnostics.
 # Each guest reports its own side; the runner passes the script when both
@@ -24,6 +30,10 @@ set -u -o pipefail
 
 PP_ITERS=$(debug_scaled 200)
 SNAP=$RDMA_TMP/interop.stats
+INTEGRITY=$EROCE_ROOT/selftests/tools/eroce_integrity
+# eroce_integrity's WRITE and READ bytes, and atomics
+INT_BYTES=$(debug_scaled 1048576)
+INT_ATOMICS=$(debug_scaled 4096)
 DROPS="rx_drop_truncated rx_drop_icrc rx_drop_bad_header rx_drop_bad_opcode retry_exceeded"
 
 # the guest's device: rxe0 on guest0, eroce0 on guest1
@@ -52,6 +62,27 @@ pingpong() {
 	fi
 }
 
+# integrity NAME SRV: eroce_integrity -o write,read,atomic, the server on
+# guest SRV, the client (the active side, whose device requests) on the
+# other; one subtest NAME_OP per operation, from this guest's lines
+integrity() {
+	local gid op want rc=0
+	gid=$(gid_index_of "$DEV" "$LAB_IP")
+	lab_srv_cli "$1" "$2" 18540 120 \
+		"$INTEGRITY" -d "$DEV" -g "$gid" -p 18540 -t "$(tmo 100)" -- \
+		"$INTEGRITY" -d "$DEV" -g "$gid" -p 18540 -t "$(tmo 100)" -q 1 -w 16 \
+		-b "$INT_BYTES" -o write,read,atomic -a "$INT_ATOMICS" || rc=$?
+	ktap_diag "$DEV: $(grep -E '^(write|read|atomic):' <<<"$LAB_OUT" | tr '\n' ';')"
+	[ "$rc" = 0 ] || lab_srv_cli_diag
+	for op in write read atomic; do
+		want=$INT_BYTES
+		[ $op = atomic ] && want=$((8 * INT_ATOMICS))
+		ktap_result "${1}_$op" \
+			"$([ "$rc" = 0 ] && grep -q "^$op: ok $want bytes checked" <<<"$LAB_OUT"; echo $?)" \
+			"eroce_integrity on $DEV rc=$rc, want \"$op: ok $want bytes checked\""
+	done
+}
+
 # clean: eroce dropped nothing as malformed; rxe0's counters shown
 clean() {
 	local c d bad=
@@ -69,7 +100,7 @@ clean() {
 	ktap_result no_drops "$([ -z "$bad" ]; echo $?)" "$bad"
 }
 
-ktap_plan 6
+ktap_plan 12
 [ "$LAB_N" = 2 ] || ktap_bail "interop_rxe.sh needs 2 guests, has $LAB_N"
 if lab_setup >"$RDMA_TMP/lab_setup.out" 2>&1; then
 	ktap_ok nic_up
@@ -88,5 +119,7 @@ fi
 stat_snap "$DEV/1" "$SNAP"
 pingpong rc_pingpong_eroce_srv 1
 pingpong rc_pingpong_rxe_srv 0
+integrity integrity_eroce_srv 1
+integrity integrity_rxe_srv 0
 clean
 ktap_finish
