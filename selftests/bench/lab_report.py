@@ -67,12 +67,14 @@ def main():
     posts = sorted({k[6] for k in runs if k[2] == "rate" and k[1] != "tcp"})
     cpu_tests = [t for t in SHORT if any(k[2] == "cpu" and k[3] == t for k in runs)]
     nic = sorted({i["value"] for i in info if i["name"] == "driver"})
+    cpus = sorted({i["value"] for i in info if i["name"] == "cpus"})
 
     summ = []
     lines = []
     P = lines.append
-    P(f"eroce two-host benchmark: two QEMU (TCG) guests, 1 vCPU each, NIC {'/'.join(nic) or '?'} on taps"
-      f" through a Linux bridge; medians of up to {reps} runs")
+    P(f"eroce two-host benchmark: two QEMU (TCG) guests, {'/'.join(cpus) or '?'} vCPU each,"
+      f" NIC {'/'.join(nic) or '?'} on taps"
+      f" through a Linux bridge; medians of up to {reps} run{'s' if reps != 1 else ''}")
     P("eroce, rdma_rxe and TCP one after the other in each repetition, same guests, same path;"
       " e/rxe and e/TCP: eroce divided by rdma_rxe / by TCP.  TCG: compare ratios, not absolute numbers.")
     for mtu in mtus:
@@ -180,11 +182,15 @@ def main():
                     nz = [(k[3][5:], tot[k]) for k in tot
                           if k[:3] == (mtu, g, p) and k[3].startswith("rdma_") and tot[k]]
                     parts.append("rdma_rxe " + (", ".join(f"{n} {v}" for n, v in nz) if nz else "nothing"))
-                P(f"guest{g} {p:<6} " + "; ".join(parts))
                 path = [f"{n} {tot[(mtu, g, p, n)]}" for n in PATH_FACTS if (mtu, g, p, n) in tot]
                 dropped = sum(tot[(mtu, g, p, n)] for n in PATH_FACTS
                               if (mtu, g, p, n) in tot and n != "qdisc_requeues")
-                P(f"{'':<14}path drops {dropped}: " + ", ".join(path))
+                path = f"path drops {dropped}: " + ", ".join(path)
+                if parts:
+                    P(f"guest{g} {p:<6} " + "; ".join(parts))
+                    P(f"{'':<14}{path}")
+                else:
+                    P(f"guest{g} {p:<6} {path}")
 
     fails = sum(1 for r in rows if r["ok"] != "1")
     P("")
