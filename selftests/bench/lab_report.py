@@ -57,6 +57,10 @@ def main():
             if bad:
                 why = sorted({r["note"] for r in bad if r["note"]})
                 parts.append(f"{p} {len(bad)}/{len(rs)} failed" + (f" ({why[0]})" if why else ""))
+            # the CPU pass: the long run cost no more CPU than the short one
+            nocpu = [r for r in rs if r["ok"] == "1" and r["kind"] == "cpu" and not r["cpu_s_per_gib"]]
+            if nocpu:
+                parts.append(f"{p} {len(nocpu)}/{len(rs)} without a figure (long run <= short run)")
         return "; ".join(parts)
 
     reps = max((int(r["rep"]) for r in rows), default=0)
