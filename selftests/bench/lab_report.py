@@ -11,7 +11,8 @@ import os
 import sys
 from collections import defaultdict
 
-from bench_report import fmt, fmtr, med, num, ratio
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+from bench_report import fmt, fmtr, med, num, ratio  # noqa: E402
 
 PAIRS = ("eroce", "rxe", "tcp")
 SHORT = {"ib_write_bw": "write", "ib_send_bw": "send", "ib_read_bw": "read"}
