@@ -28,7 +28,7 @@ ifeq ($(RT),1)
 DEB_PKGS += linux-image-rt-amd64
 endif
 
-.PHONY: all modules provider tools install deps check unit vmtest lab demo bench bench-loss bench-topo bench-consumers soak lint clean
+.PHONY: all modules provider tools install deps check unit vmtest lab demo bench bench-lab bench-local bench-loss bench-topo bench-consumers soak lint clean
 .PHONY: dkms-src dkms-install dkms-remove deb
 
 all: modules provider tools
@@ -127,11 +127,20 @@ check: deps
 demo: deps all
 	selftests/run_vm.sh --show selftests/demo.sh
 
-# eroce vs rdma_rxe vs TCP in one guest (Documentation/bench.rst);
-# BENCH_QUICK=1 make bench for a ~3 min subset
+# eroce vs rdma_rxe vs TCP (Documentation/bench.rst): first between two
+# guests of the lab (bench-lab), then in one guest (bench-local);
+# BENCH_QUICK=1 for a subset of each (~10 and ~3 min)
 bench: deps all
 	$(MAKE) -C selftests/bench
 	selftests/bench/bench.sh
+
+bench-lab: deps all
+	$(MAKE) -C selftests/bench
+	BENCH_SECTIONS=lab selftests/bench/bench.sh
+
+bench-local: deps all
+	$(MAKE) -C selftests/bench
+	BENCH_SECTIONS=local selftests/bench/bench.sh
 
 # throughput under loss and reordering per loss_recovery mode, vs rdma_rxe
 bench-loss: deps all

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # bench.gp: bandwidth bar chart of a `make bench` run (optional step;
 # gnuplot comes from the Debian package gnuplot-nox).
-#   gnuplot -e "outdir='out/bench/latest'" selftests/bench/bench.gp
-if (!exists("outdir")) outdir = "out/bench/latest"
+#   gnuplot -e "outdir='out/bench/latest/local'" selftests/bench/bench.gp
+if (!exists("outdir")) outdir = "out/bench/latest/local"
 set terminal png size 1800,700 noenhanced
 set output outdir."/bench.png"
 set title "eroce vs rdma_rxe vs TCP over the same veth (medians, Gb/s, log scale; TCG guest)"
