@@ -193,8 +193,10 @@ cmd_device() {
 # until it listens on TCP PORT (default 18515), or with -c on rdma_cm PORT
 # (rping, perftest -R), or with -r until its output matches the extended
 # REGEX, or without a port (-p 0) SECS_WAIT seconds (-w,
-# default 2), runs CLI_CMD in CLI_NS, then waits for the server.  Both run
-# under `timeout SECS` (times TIMEOUT_MULT: see lib.sh).  Outputs in SRV_OUT/CLI_OUT, statuses in
+# default 2), runs CLI_CMD in CLI_NS, then waits for the server.  The
+# client runs under `timeout SECS` (times TIMEOUT_MULT: see lib.sh), the
+# server 60 s (the longest wait for it to listen) longer.  SC_CLI holds
+# CLI_CMD, SC_MOVED the bytes its device moved (eroce devices only).  Outputs in SRV_OUT/CLI_OUT, statuses in
 # SRV_RC/CLI_RC; returns 0 when both exited 0.  Output is line
 # buffered (stdbuf) so that a killed side still shows how far it got.  A
 # run that perftest's clock calibration spoiled (see
@@ -206,7 +208,7 @@ srv_cli() {
 }
 
 srv_cli_once() {
-	local port=18515 cmport="" ready="" wsecs=2 t sns cns spid
+	local port=18515 cmport="" ready="" wsecs=2 t sns cns spid b0 b1
 	local -a srv=() cli=() spfx=() cpfx=()
 	while :; do
 		case "$1" in
@@ -223,8 +225,13 @@ srv_cli_once() {
 	cli=("$@")
 	[ -n "$sns" ] && spfx=(ip netns exec "$sns")
 	[ -n "$cns" ] && cpfx=(ip netns exec "$cns")
+	SC_CLI=("${cli[@]}")
+	b0=$(dev_bytes "$(cmd_device "${cli[@]}")")
 
-	"${spfx[@]}" timeout -k 5 "$t" stdbuf -oL "${srv[@]}" >"$RDMA_TMP/srv.out" 2>&1 &
+	# the server's limit counts the wait for it to listen too: it serves
+	# the client's whole limit after that
+	"${spfx[@]}" timeout -k 5 $((t + 60 * TIMEOUT_MULT)) stdbuf -oL "${srv[@]}" \
+		>"$RDMA_TMP/srv.out" 2>&1 &
 	spid=$!
 	if [ -n "$cmport" ]; then
 		wait_for 60 cm_listening "$cmport" "$(cmd_device "${srv[@]}")"
@@ -241,6 +248,9 @@ srv_cli_once() {
 	wait "$spid" || SRV_RC=$?
 	SRV_OUT=$(cat "$RDMA_TMP/srv.out")
 	CLI_OUT=$(cat "$RDMA_TMP/cli.out")
+	SC_MOVED=
+	b1=$(dev_bytes "$(cmd_device "${cli[@]}")")
+	[ -n "$b0" ] && [ -n "$b1" ] && SC_MOVED=$((b1 - b0))
 	[ "$SRV_RC" = 0 ] && [ "$CLI_RC" = 0 ]
 }
 
@@ -275,12 +285,47 @@ perftest_iters() {
 	echo "$n"
 }
 
-# perftest_ok: both perftest sides exited 0 and the client printed a result
-# row (the line after the "#bytes" header: bytes, iterations, ...).  Rates
-# are not checked: under TCG the clock calibration may print 0.
+# cli_opt OPT: the value of the last srv_cli client's option OPT ("-n"),
+# or nothing
+cli_opt() {
+	local i
+	for ((i = 0; i + 1 < ${#SC_CLI[@]}; i++)); do
+		[ "${SC_CLI[i]}" = "$1" ] && echo "${SC_CLI[i + 1]}"
+	done | tail -n 1
+}
+
+# perftest_ok: both perftest sides exited 0, the client printed a result
+# row (the line after the "#bytes" header: bytes, iterations, ...) with
+# the message size (-s) and the iterations (-n) it was given, and the
+# client's device (-d, an eroce device: its tx_bytes and rx_bytes)
+# moved at least that many bytes.  Rates are not checked: under TCG the
+# clock calibration may print 0.
 perftest_ok() {
+	local row s n
 	[ "$SRV_RC" = 0 ] && [ "$CLI_RC" = 0 ] || return 1
-	awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { f = 1 } END { exit !f }' <<<"$CLI_OUT"
+	row=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { print $1, $2; exit }' <<<"$CLI_OUT")
+	[ -n "$row" ] || return 1
+	s=$(cli_opt -s) n=$(cli_opt -n)
+	if [ -n "$s" ] && [ "${row% *}" != "$s" ]; then
+		ktap_diag "perftest_ok: a row of ${row% *} bytes, -s $s"
+		return 1
+	fi
+	if [ -n "$n" ] && [ "${row#* }" != "$n" ]; then
+		ktap_diag "perftest_ok: a row of ${row#* } iterations, -n $n"
+		return 1
+	fi
+	if [ -n "$SC_MOVED" ] && [ "$SC_MOVED" -lt $(( ${row% *} * ${row#* } )) ]; then
+		ktap_diag "perftest_ok: $(cmd_device "${SC_CLI[@]}") moved $SC_MOVED bytes, less than $row (bytes, iterations)"
+		return 1
+	fi
+}
+
+# dev_bytes DEV: tx_bytes plus rx_bytes of the eroce device DEV's port
+# 1, or nothing (another device, or none)
+dev_bytes() {
+	[[ "$1" == eroce* ]] || return 0
+	stat_all "$1/1" | awk '$1 == "tx_bytes" || $1 == "rx_bytes" { n += $2; f++ }
+		END { if (f == 2) print n }'
 }
 
 # perftest_no_report TEXT: perftest measured its CPU clock after the
@@ -312,6 +357,8 @@ ktap_srv_cli() {
 	fi
 }
 SC_OPTS=()
+SC_CLI=()
+SC_MOVED=
 
 # ---- counters ----------------------------------------------------------------
 

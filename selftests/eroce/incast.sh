@@ -21,13 +21,17 @@
 # all connect first, then start together.  Once with cc none
 # everywhere, once with cc dcqcn.  Required: no wrong byte in either
 # run, the bottleneck marked packets, and with dcqcn every transfer
-# finished, CNPs were sent and handled, and the senders shared the
-# bottleneck fairly: Jain's index over their throughputs,
-# (sum x)^2 / (n * sum x^2), 1 when all are equal, at least 0.8 (a rate
-# outcome; measured 0.999-1.000 on a loaded machine).  With cc none a
-# transfer may run out of retries (congestion collapse, reported).
-# Reported per run: drops and marks at the bottleneck, CNPs, each
-# sender's throughput and Jain's index.
+# finished, CNPs were sent and handled, and the bottleneck dropped at
+# most half as many packets per packet it passed as it did with cc none
+# (one-sided, a ratio of two runs on the same machine: measured 0.11-0.12
+# drops per packet passed with dcqcn, 0.56-0.59 with cc none; cc none in
+# both runs fails it).  A bound (ktap_bound): on the debug kernel the
+# senders may be too slow to congest the bottleneck.  Fairness does not
+# tell the two apart (Jain's index up to 0.99 with cc none) and is only
+# reported.  With cc none a transfer may run out of retries (congestion
+# collapse, reported).  Reported per run: drops and marks at the
+# bottleneck, CNPs, each sender's throughput and Jain's index over them,
+# (sum x)^2 / (n * sum x^2), 1 when all are equal.
 set -u -o pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -191,6 +195,7 @@ ktap_plan 8
 require setup
 kmsg_mark
 incast none
+NONE_DROPS=$DROPS NONE_PASSED=$PASSED
 ktap_result cc_none_no_corruption "$([ -z "$CORRUPT" ]; echo $?)" "wrong bytes at $CORRUPT"
 ktap_result cc_none_bottleneck_marked "$([ "$MARKS" -gt 0 ]; echo $?)" \
 	"nothing marked at the bottleneck: no congestion to react to"
@@ -200,8 +205,11 @@ ktap_result dcqcn_all_finished "$([ "$FINISHED" = "$N" ]; echo $?)" \
 	"$FINISHED of $N transfers finished"
 ktap_result dcqcn_cnps_sent_and_handled "$([ "$CNPS" -gt 0 ] && [ "$HANDLED" -gt 0 ]; echo $?)" \
 	"CNPs sent $CNPS, handled $HANDLED"
-ktap_bound dcqcn_fair "$(awk -v j="$JAIN" 'BEGIN { exit !(j != "-" && j >= 0.8) }'; echo $?)" \
-	"Jain's index $JAIN, want at least 0.8"
+# drops per packet passed: with dcqcn at most half of cc none's
+ktap_bound dcqcn_halves_drops "$(awk -v d="$DROPS" -v p="$PASSED" \
+	-v nd="$NONE_DROPS" -v np="$NONE_PASSED" \
+	'BEGIN { exit !(p > 0 && np > 0 && nd > 0 && 2 * d / p <= nd / np) }'; echo $?)" \
+	"drops per packet passed: cc dcqcn $DROPS/$PASSED, cc none $NONE_DROPS/$NONE_PASSED; want dcqcn's at most half"
 ktap_check link_del del_links
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
 ktap_finish

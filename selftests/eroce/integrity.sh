@@ -7,9 +7,12 @@
 # (FETCH_ADD, CMP_SWAP) returns the value it must.  Runs
 # selftests/tools/eroce_integrity (server in ns2, client in ns1; 4 QPs x 32
 # WRs, message sizes around MTU boundaries and random, multi-SGE WRs) once
-# per operation, once over the IPv6 GID, and once more with netem dropping
+# per operation, once over the IPv6 GID, once more with netem dropping
 # 1% of the packets on both veth ends, where the retransmit counters of
-# `rdma statistic` must move.  eroce1's WRITE batches must reach eroce2
+# `rdma statistic` must move, and once under each other impairment:
+# netem reordering, and duplication and corruption of one packet in 32
+# by tc actions whose own counters must match eroce's (see impaired;
+# loss.sh leaves these two to this script).  eroce1's WRITE batches must reach eroce2
 # whole (rx_batches moves, rx_segmented stays 0), and a WRITE run again
 # while a packet socket on veth2 holds clones of them (batches walked in
 # place) must arrive intact too.  The kernel log must stay free of splats.
@@ -33,8 +36,8 @@ PY=/usr/bin/python3
 # the debug kernel (lib.sh) moves 1/8: 48M -> 6M, 2M -> 256k, 4M -> 512k;
 # under loss and
 # the other impairments only 1/4 (4M -> 1M, 1M -> 256k), which still gives
-# each run hundreds of packets for 1% loss, duplication or 0.1% corruption
-# to hit (the loss counters below must move)
+# each run hundreds of packets for 1% loss to hit, and a few dozen to
+# duplicate or corrupt (the counters below must move)
 BYTES=${INTEGRITY_BYTES:-$(debug_scaled 48M)}
 LOSS_BYTES=${INTEGRITY_LOSS_BYTES:-$(debug_scaled 4M 4)}
 TMO=${INTEGRITY_TIMEOUT:-$(tmo 150)}
@@ -55,9 +58,11 @@ mkdir -p "$OUT"
 # over IPv6, WRITE under 1% loss (retransmissions from inside
 # multi-SGE WRs), the IPv4 SEND run (4 QPs against a receiver slower
 # than the QP timeout: where RC collapsed before the window after a
-# timeout) and the tapped WRITE (batches shared with a tap); the other IPv4 runs per operation, the other direction, the
-# other operations under loss and the other impairments are skips
-DEBUG_KEEP="send ipv6_all_ops loss_write loss_atomic full_queue_all_ops write_tapped"
+# timeout), the tapped WRITE (batches shared with a tap) and every
+# operation under duplication (duplicates must not take a receive); the
+# other IPv4 runs per operation, the other direction, the other
+# operations under loss and the other impairments are skips
+DEBUG_KEEP="send ipv6_all_ops loss_write loss_atomic full_queue_all_ops write_tapped duplicate_all_ops"
 
 # the pair of lib_rdma.sh, and its IPv6 GIDs
 setup() {
@@ -219,27 +224,108 @@ test_loss() {
 	ns2 tc qdisc del dev veth2 root 2>/dev/null
 }
 
+# roce_filter NS DEV DIR MATCH... ACTION...: a tc u32 filter at DEV's DIR
+# hook (its clsact qdisc added if missing) for eroce's RoCEv2 packets
+# (IPv4 without options, UDP port 4791) that also match the u32 MATCH
+# arguments (offsets from the IP header), with the ACTIONs
+roce_filter() {
+	local ns=$1 dev=$2 dir=$3; shift 3
+	tc -n "$ns" qdisc show dev "$dev" | grep -q clsact ||
+		tc -n "$ns" qdisc add dev "$dev" clsact || return
+	tc -n "$ns" filter add dev "$dev" "$dir" protocol ip pref 30 u32 \
+		match u8 17 0xff at 9 match u16 4791 0xffff at 22 "$@"
+}
+
+# action_pkts NS DEV KIND: the packets the KIND actions (pedit, mirred)
+# of the filter at one of DEV's clsact hooks acted on (the larger of the
+# two hooks' sums: tc may list a clsact qdisc's filters under either)
+action_pkts() {
+	local h
+	for h in ingress egress; do
+		tc -n "$1" -s filter show dev "$2" "$h" 2>/dev/null |
+			awk -v k="$3" '/action order [0-9]+:/ { a = ($4 == k) }
+				a && $1 == "Sent" { n += $4; a = 0 } END { print n + 0 }'
+	done | sort -n | tail -n 1
+}
+
+# the impairments counted: eroce sends packet by packet (tx_batch 0, as
+# a network impairs packets, not batches), and a tc action on every 32nd
+# packet (gact's deterministic choice, whatever the machine's speed; a
+# retransmission is a packet of its own: eroce's IP IDs are all 0, and
+# a choice by PSN would hit a retransmission again) impairs
+#   corrupt    both directions: the BTH's P_Key inverted (pedit), which
+#              the ICRC covers: rx_drop_icrc of both devices moves by
+#              exactly as many as pedit changed, at least 32 (8 on the
+#              debug kernel, which moves a quarter)
+#   duplicate  eroce1's requests, at veth2's ingress: a copy received
+#              before the packet (mirred mirror; skbedit marks both so
+#              the copy is not copied again): eroce2's duplicate_requests
+#              moves by at least as many as mirred copied, at least 32
+#              (8)
+#              (a copy of a SEND that found no receive is RNR NAKed
+#              with it: counted as well, by rnr_naks_sent)
+CORRUPT_ARGS="action gact pass random determ pipe 32 action pedit munge offset 30 u16 invert"
+DUP_ARGS="match u32 0xc6120001 0xffffffff at 12 match mark 0 0xffffffff action gact pass random determ pipe 32 action skbedit mark 1 pipe action mirred ingress mirror dev veth2"
+IMPAIR_MIN=$(debug_scaled 32 4)
+
+# impaired NAME: the run of every operation under the impairment NAME,
+# and NAME_counted, its counters checked
+impaired() {
+	local name=$1 g1 g2 n1 n2 r2 hits moved why
+
+	debug_subset "${name}_all_ops" "${name}_counted" && return
+	g1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
+	g2=$(first_gid eroce2 "$(ipv4_gid 198.18.0.2)")
+	eroce_tx_batch_all 0
+	case "$name" in
+	corrupt)
+		n1=$(counter eroce1 rx_drop_icrc) n2=$(counter eroce2 rx_drop_icrc)
+		# shellcheck disable=SC2086  # the filter's words
+		roce_filter "$NS1" veth1 egress $CORRUPT_ARGS &&
+			roce_filter "$NS2" veth2 egress $CORRUPT_ARGS ;;
+	duplicate)
+		n2=$(counter eroce2 duplicate_requests) r2=$(counter eroce2 rnr_naks_sent)
+		# shellcheck disable=SC2086
+		roce_filter "$NS2" veth2 ingress $DUP_ARGS ;;
+	esac || ktap_diag "$name: the tc filters failed"
+	pair "${name}_all_ops" "$g1" "$g2" 198.18.0.2 \
+		-o send,write,read -b "$IMPAIR_BYTES" -s 31
+	case "$name" in
+	corrupt)
+		hits=$(( $(action_pkts "$NS1" veth1 pedit) + $(action_pkts "$NS2" veth2 pedit) ))
+		moved=$(( $(counter eroce1 rx_drop_icrc) - n1 + $(counter eroce2 rx_drop_icrc) - n2 ))
+		why="pedit corrupted $hits packets (want at least $IMPAIR_MIN), rx_drop_icrc moved by $moved (want $hits)"
+		ktap_result corrupt_counted "$([ "$hits" -ge "$IMPAIR_MIN" ] && [ "$moved" = "$hits" ]; echo $?)" "$why" ;;
+	duplicate)
+		hits=$(action_pkts "$NS2" veth2 mirred)
+		moved=$(( $(counter eroce2 duplicate_requests) - n2 + $(counter eroce2 rnr_naks_sent) - r2 ))
+		why="mirred copied $hits requests (want at least $IMPAIR_MIN), duplicate_requests + rnr_naks_sent moved by $moved (want at least $hits)"
+		ktap_result duplicate_counted "$([ "$hits" -ge "$IMPAIR_MIN" ] && [ "$moved" -ge "$hits" ]; echo $?)" "$why" ;;
+	esac
+	ktap_diag "$why"
+	ns1 tc qdisc del dev veth1 clsact 2>/dev/null
+	ns2 tc qdisc del dev veth2 clsact 2>/dev/null
+	eroce_tx_batch_all 1
+}
+
 # every operation, every byte checked, under each other impairment of
-# issue 3 on its own (netem on both veths): reordering, duplication,
-# corruption
+# issue 3 on its own: reordering (netem on both veths), duplication and
+# corruption (impaired)
 test_impairments() {
-	local g1 g2 imp name
+	local g1 g2
 
 	g1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
 	g2=$(first_gid eroce2 "$(ipv4_gid 198.18.0.2)")
-	for imp in "reorder:delay 1ms reorder 95%" "duplicate:duplicate 1%" \
-		   "corrupt:corrupt 0.1%"; do
-		name=${imp%%:*}
-		debug_subset "${name}_all_ops" && continue
-		# shellcheck disable=SC2086
-		ns1 tc qdisc add dev veth1 root netem ${imp#*:}
-		# shellcheck disable=SC2086
-		ns2 tc qdisc add dev veth2 root netem ${imp#*:}
-		pair "${name}_all_ops" "$g1" "$g2" 198.18.0.2 \
+	if ! debug_subset reorder_all_ops; then
+		ns1 tc qdisc add dev veth1 root netem delay 1ms reorder 95%
+		ns2 tc qdisc add dev veth2 root netem delay 1ms reorder 95%
+		pair reorder_all_ops "$g1" "$g2" 198.18.0.2 \
 			-o send,write,read -b "$IMPAIR_BYTES" -s 31
 		ns1 tc qdisc del dev veth1 root 2>/dev/null
 		ns2 tc qdisc del dev veth2 root 2>/dev/null
-	done
+	fi
+	impaired duplicate
+	impaired corrupt
 }
 
 # every operation through a sending queue too short for the traffic: tbf
@@ -270,7 +356,7 @@ test_full_queue() {
 	ktap_diag "tx_errors: eroce1 +$e1, eroce2 +$e2"
 }
 
-ktap_plan 22
+ktap_plan 24
 [ -x "$TOOL" ] || ktap_bail "$TOOL not built (make -C selftests/tools)"
 require setup
 kmsg_mark

@@ -49,10 +49,13 @@
 #     lockdep catches bottom halves enabled with interrupts off).
 #   - the VLAN device a connection runs over is deleted while selective
 #     repeat keeps packets that came in on it (3% loss on veth1, WRITEs
-#     over VLAN 200): both ends give up within 90 s, the kept packets no
-#     longer reference the netdev (a use-after-free before; KASAN shows
-#     it on the debug kernel), and eroce2 still carries a pingpong over
-#     its base GID afterwards.
+#     over VLAN 200), once eroce2 has placed packets it kept
+#     (ooo_packets_placed moved: the deletion meets selective repeat at
+#     work, else the case tests nothing; gbn on eroce2 fails it): both
+#     ends give up within 90 s, the kept packets no longer reference the
+#     netdev (a use-after-free before; KASAN shows it on the debug
+#     kernel), and eroce2 still carries a pingpong over its base GID
+#     afterwards.
 #   - rereg (selftests/tools/eroce_rereg): ibv_rereg_mr on B's MR moves
 #     it to other memory (A's WRITE through the new rkey lands there, the
 #     old memory untouched), the old rkey dies (remote access error), a
@@ -83,6 +86,15 @@ lt() {
 	ktap_results "${1//-/_}" "$2" timeout -k 5 150 "$TOOL" "$1" eroce1 "$G1" eroce2 "$G2"
 }
 
+# kept_some: eroce2 placed packets it had kept since the snapshot
+# shellcheck disable=SC2317  # called through wait_for
+kept_some() {
+	local placed
+
+	placed=$(stat_delta eroce2/1 "$RDMA_TMP/b2" ooo_packets_placed) &&
+		[ "$placed" -gt 0 ]
+}
+
 # vlan_gone_under_sr: the VLAN device under a selective-repeat transfer
 # is deleted on the receiving side
 vlan_gone_under_sr() {
@@ -96,7 +108,7 @@ vlan_gone_under_sr() {
 		ns1 ip link set veth1.200 up && ns2 ip link set veth2.200 up &&
 		wait_for 10 has_gid eroce1 "$(ipv4_gid 198.18.200.1)" &&
 		wait_for 10 has_gid eroce2 "$(ipv4_gid 198.18.200.2)" ||
-		{ ktap_fail vlan_gone_under_sr_setup "VLAN 200 GIDs did not appear"; ktap_skip vlan_gone_under_sr_ends "no setup"; ktap_skip vlan_gone_under_sr_device_survives "no setup"; return; }
+		{ ktap_fail vlan_gone_under_sr_setup "VLAN 200 GIDs did not appear"; ktap_skip vlan_gone_under_sr_packets_kept "no setup"; ktap_skip vlan_gone_under_sr_ends "no setup"; ktap_skip vlan_gone_under_sr_device_survives "no setup"; return; }
 	ktap_ok vlan_gone_under_sr_setup
 	g1=$(gid_index_of eroce1 198.18.200.1)
 	g2=$(gid_index_of eroce2 198.18.200.2)
@@ -116,12 +128,11 @@ vlan_gone_under_sr() {
 		-L 2000 198.18.0.2 >"$RDMA_TMP/vcli.out" 2>&1 &
 	cpid=$!
 	# delete it once packets have been kept and placed
-	for i in $(seq 1 60); do
-		placed=$(stat_delta eroce2/1 "$RDMA_TMP/b2" ooo_packets_placed)
-		[ "${placed:-0}" -gt 0 ] && break
-		sleep 0.5
-	done
+	wait_for 60 kept_some
+	placed=$(stat_delta eroce2/1 "$RDMA_TMP/b2" ooo_packets_placed)
 	ns2 ip link del veth2.200
+	ktap_result vlan_gone_under_sr_packets_kept "$([ "${placed:-0}" -gt 0 ]; echo $?)" \
+		"ooo_packets_placed did not move in 60 s: nothing was kept when the VLAN device went"
 	ktap_diag "VLAN device deleted after ${placed:-0} kept packets placed"
 	# the client runs out of retries; the server sees it hang up
 	for i in $(seq 1 180); do
@@ -222,7 +233,7 @@ kernel_consumer() {
 	fi
 }
 
-ktap_plan 48
+ktap_plan 49
 require eroce_pair_setup
 require pair_gids
 pair_gids

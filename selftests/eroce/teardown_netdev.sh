@@ -18,7 +18,9 @@
 #               <-> veth2.10 198.18.10.2), then the VLAN device deleted
 #               under it, ns1's in odd cycles, ns2's in even ones (the
 #               integrity tool's TCP connection stays on the untagged
-#               link, so that its server hears the client hang up)
+#               link, so that its server hears the client hang up);
+#               eroce2 must have received 100 packets in the moment
+#               before (the deletion meets packets on their way in)
 # Besides the verdicts: a device whose netdev went must not report its
 # port ACTIVE for more than 5 s (it goes, or its port is DOWN while
 # rdma_cm's users hold it), else the event counts as failed.
@@ -111,6 +113,14 @@ rdma_dev_gone_or_ready() {
 	rdma_dev_gone "$1" || port_state_is "$1" "4: ACTIVE"
 }
 
+# flowing_by N: eroce2 received N packets more than FLOW_MARK
+# shellcheck disable=SC2317  # called through wait_for
+flowing_by() {
+	local n
+	n=$(stat_get eroce2/1 rx_packets) || return 1
+	[ "$n" -ge $((FLOW_MARK + $1)) ]
+}
+
 # ---- the events -----------------------------------------------------------------
 
 event_netdev_del() {
@@ -135,8 +145,15 @@ event_ns_del() {
 	devices_let_go eroce1 eroce2
 }
 
-# c is the cycle (cycles' local)
+# c is the cycle (cycles' local).  The deletion must meet packets on
+# their way in: eroce2 received 100 more (all on the VLAN's GIDs) just
+# before, else the event fails (and with it NAME_tools_ended)
 event_vlan_del() {
+	FLOW_MARK=$(stat_get eroce2/1 rx_packets) || return
+	if ! wait_for 10 flowing_by 100; then
+		ktap_diag "vlan_del: no traffic when the VLAN device was to go"
+		return 1
+	fi
 	if [ $((c % 2)) = 1 ]; then
 		ns1 ip link delete veth1.10
 	else
