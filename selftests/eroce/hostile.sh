@@ -21,7 +21,11 @@
 # than the receive buffer, a SEND with Invalidate of an unknown key, a
 # user MR's or another PD's; each must move its one NAK counter by
 # exactly one (and no other fatal NAK counter), and a failed receive must
-# complete with the status the table names.  Every counter the barrage accepts must be one `rdma
+# complete with the status the table names.  A SEND that finds no receive
+# while the victim's queue of owed responses is full (32 READs, each with
+# a WRITE's ACK behind it, paced to 100 kb/s) must still draw its RNR NAK,
+# on the wire after the last READ's response (acks_folded and
+# rnr_naks_sent +1 each).  Every counter the barrage accepts must be one `rdma
 # statistic show` lists (a name it does not list never moves: an
 # alternative that can never be taken).  Then a flood of
 # such packets at random QPNs while eroce_integrity runs must leave that

@@ -222,6 +222,134 @@ def settle():
     time.sleep(0.3)
 
 
+class Sniffer:
+    """The RoCEv2 packets src_ip sends to QPN qpn, as iface sees them:
+    (opcode, PSN, AETH syndrome or None), in order of arrival."""
+
+    def __init__(self, iface, src_ip, qpn):
+        import socket
+        import threading
+        self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
+                               socket.htons(0x0003))
+        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        self.s.bind((iface, 0))
+        self.s.settimeout(0.2)
+        self.src = socket.inet_aton(src_ip)
+        self.qpn = qpn
+        self.seen = []
+        self.stop = False
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        import socket
+        while not self.stop:
+            try:
+                f = self.s.recv(65536)
+            except socket.timeout:
+                continue
+            # Ethernet, IPv4 without options, UDP to 4791, BTH
+            if (len(f) < 14 + 20 + 8 + 12 or f[12:14] != b'\x08\x00' or
+                    f[23] != 17 or f[26:30] != self.src or
+                    struct.unpack('!H', f[36:38])[0] != ROCE_PORT):
+                continue
+            b = f[42:]
+            if struct.unpack('!I', b[4:8])[0] & 0xffffff != self.qpn:
+                continue
+            opcode = b[0]
+            psn = struct.unpack('!I', b[8:12])[0] & 0xffffff
+            # AETH: ACK, READ RESPONSE FIRST, LAST and ONLY
+            syn = b[12] if opcode in (0x0d, 0x0f, 0x10, RC_ACK) else None
+            self.seen.append((opcode, psn, syn))
+
+    def close(self):
+        self.stop = True
+        self.t.join()
+        self.s.close()
+
+
+def rnr_nak_behind_full_queue(k, v, w, peer, dev, iface, dst_ip):
+    """An RNR NAK owed while the responder's queue of owed responses is
+    full must still go out, behind the read responses before it.
+
+    The victim QP (max_dest_rd_atomic 4: 2 * (16 + 4) rounded up, 64
+    owed responses) is paced to 100 kb/s, so that the first READ, of
+    64 KiB, holds the queue for seconds.  Its 16 receives are taken by
+    SENDs first.  Then 32 times a READ and a WRITE with AckReq (a READ
+    response and an ACK queued behind it: 64 entries, full), then a SEND,
+    which finds no receive: its RNR NAK must leave after the last READ's
+    response, acks_folded +1 (folded into the ACK queued last),
+    rnr_naks_sent +1."""
+    nrecv, entries, big = 16, 64, 65536
+    q = v.pair()
+    ok, line = v.ping(q)
+    if not ok:
+        for n in ('rnr_nak_queue_full_folded', 'rnr_nak_behind_reads'):
+            k.result(n, False, 'fresh pair does not work: ' + line)
+        return
+    psn = q['b_epsn']
+
+    def at(opcode, ackreq=1):
+        return bth(opcode, q['b_qpn'], psn, ackreq=ackreq)
+
+    pl = b'\x66' * 64
+    for _ in range(nrecv):
+        w.send(w.frame(at(RC_SEND_ONLY) + pl, peer))
+        psn = (psn + 1) & 0xffffff
+    settle()
+    line = v.cmd('rate %d 100' % q['id'])
+    frames, last_read = [], None
+    for i in range(entries // 2):
+        length = big if i == 0 else 1024
+        last_read = psn
+        frames.append(w.frame(at(RC_READ_REQUEST, ackreq=0) +
+                              reth(q['b_va'], q['b_rkey'], length), peer))
+        psn = (psn + length // 1024) & 0xffffff
+        frames.append(w.frame(at(RC_WRITE_ONLY) + reth(q['b_va'], q['b_rkey'], 64) +
+                              pl, peer))
+        psn = (psn + 1) & 0xffffff
+    send_psn = psn
+    frames.append(w.frame(at(RC_SEND_ONLY) + pl, peer))
+    sn = Sniffer(iface, dst_ip, q['a_qpn'])
+    b = counters(dev)
+    t0 = time.monotonic()
+    for f in frames:
+        w.send(f)
+    sent_s = time.monotonic() - t0
+    # the queue takes ~8 s at 100 kb/s: bounded by the last READ's
+    # response, then 5 s for what follows it
+    last_seen = None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if any(x[1] == send_psn and x[2] is not None and x[2] & 0x60 == 0x20
+               for x in sn.seen):
+            break
+        if last_seen is None and any(x[1] == last_read and x[0] == 0x10
+                                     for x in sn.seen):
+            last_seen = time.monotonic()
+        if last_seen is not None and time.monotonic() > last_seen + 5:
+            break
+        time.sleep(0.1)
+    sn.close()
+    d = delta(b, counters(dev))
+    seen = sn.seen
+    idx_rnr = [i for i, x in enumerate(seen) if x[1] == send_psn and
+               x[2] is not None and x[2] & 0x60 == 0x20]
+    idx_last = [i for i, x in enumerate(seen) if x[1] == last_read and x[0] == 0x10]
+    k.diag('rnr_nak_behind_full_queue: rate: %s; %d frames sent in %.2f s; '
+           '%d responses seen, last READ response at %s, RNR NAK at %s; '
+           'tail %s; %s' % (line, len(frames), sent_s, len(seen), idx_last,
+                            idx_rnr, seen[-3:], d))
+    k.result('rnr_nak_queue_full_folded',
+             d.get('acks_folded', 0) == 1 and d.get('rnr_naks_sent', 0) == 1,
+             'want acks_folded +1 and rnr_naks_sent +1 (delta %s)' % d)
+    k.result('rnr_nak_behind_reads',
+             len(idx_rnr) == 1 and len(idx_last) == 1 and idx_rnr[0] > idx_last[0],
+             'want one RNR NAK at PSN %d after the READ response at PSN %d: '
+             'RNR NAK at %s, READ response at %s of %d responses' %
+             (send_psn, last_read, idx_rnr, idx_last, len(seen)))
+
+
 def run_barrage(a):
     w = Wire(a.iface, a.src_mac, a.dst_mac, a.dst_ip)
     v = Victim(a.victim, a.gid)
@@ -385,7 +513,7 @@ def run_barrage(a):
             r = random.getrandbits(32)
         return r
 
-    k = Ktap(len(cases) + 3 + len(fatal_cases) * 3 + 1)
+    k = Ktap(len(cases) + 3 + len(fatal_cases) * 3 + 1 + 2)
     k.diag('victim: pair %s, ud %s' % (p, ud))
     for name, frame, want in cases:
         b = counters(dev)
@@ -446,6 +574,8 @@ def run_barrage(a):
         n = v.pair()
         ok, line = v.ping(n)
         k.result(name + '_new_connection_works', ok, line)
+
+    rnr_nak_behind_full_queue(k, v, w, peer, dev, a.iface, a.dst_ip)
 
     ok, line = v.ping(p)
     k.result('first_victim_still_alive', ok, line)

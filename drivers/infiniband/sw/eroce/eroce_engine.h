@@ -63,7 +63,8 @@ struct eroce_rsp {
 
 /*
  * Owed responses: room for twice (max_dest_rd_atomic + this many), so
- * that repeated reads, which may use only half, never crowd out new ones.
+ * that repeated reads, which may use only half, never crowd out new ones;
+ * the last entry is kept for an ACK or NAK (eroce_resp_ack_fold()).
  */
 #define EROCE_RSP_EXTRA		16
 

@@ -34,7 +34,9 @@
  * the receive softirq (a short read is answered without a wake-up), the
  * rest by the QP's work item.  While that queue is not empty every other
  * response (ACK, NAK, atomic ACK) joins it, so responses always leave in
- * PSN order.
+ * PSN order.  Its last entry is kept for an ACK or NAK, and one that finds
+ * it full is folded into the ACK or NAK queued last (eroce_resp_ack_fold()):
+ * an RNR NAK is never lost behind read responses.
  *
  * Context: receive softirq (eroce_resp_rcv) and the QP's work item
  * (eroce_resp_run_reads).  Locks: the caller holds qp->eng.lock; the RQ or
@@ -111,17 +113,74 @@ static bool eroce_rsp_queue_empty(const struct eroce_resp *resp)
 	return resp->rsp_head == resp->rsp_tail;
 }
 
-static struct eroce_rsp *eroce_rsp_queue_add(struct eroce_qp *qp)
+/*
+ * Room for one more owed response.  A READ, atomic or ATOMIC WRITE answer
+ * (@ack false) leaves the last entry to an ACK or NAK: when the queue is
+ * full, the entry queued last is an ACK or NAK, and a new one is folded
+ * into it (eroce_resp_ack_sr()) rather than lost.
+ */
+static bool eroce_rsp_queue_room(const struct eroce_resp *resp, bool ack)
+{
+	return resp->rsp_head - resp->rsp_tail < resp->rsp_size - !ack;
+}
+
+static struct eroce_rsp *eroce_rsp_queue_add(struct eroce_qp *qp, bool ack)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
 	struct eroce_rsp *rsp;
 
-	if (resp->rsp_head - resp->rsp_tail >= resp->rsp_size)
+	if (!eroce_rsp_queue_room(resp, ack))
 		return NULL;
 	rsp = &resp->rsp[resp->rsp_head & (resp->rsp_size - 1)];
 	memset(rsp, 0, sizeof(*rsp));
 	resp->rsp_head++;
 	return rsp;
+}
+
+/*
+ * What an ACK or NAK tells the requester, to compare two of them: the PSN
+ * it resumes from (an ACK's next, a NAK's own), then what it does there
+ * (resends at once after a sequence NAK, waits after an RNR NAK, fails
+ * after another NAK).
+ */
+static u32 eroce_syn_resume_psn(u8 syn, u32 psn)
+{
+	return eroce_syn_type(syn) == EROCE_SYN_ACK ? eroce_psn_add(psn, 1) : psn;
+}
+
+static int eroce_syn_rank(u8 syn)
+{
+	switch (eroce_syn_type(syn)) {
+	case EROCE_SYN_ACK:
+		return 0;
+	case EROCE_SYN_RNR_NAK:
+		return 2;
+	default:
+		return eroce_syn_value(syn) == EROCE_NAK_PSN_SEQ_ERR ? 1 : 3;
+	}
+}
+
+/*
+ * The owed responses are full: the ACK or NAK @syn at @psn is folded into
+ * the one queued last, @rsp.  The later of the two in PSN, or at the same
+ * PSN the one that says more, stands for both: a NAK acknowledges what
+ * came before its PSN, and an RNR NAK asks for the resend a sequence NAK
+ * at its PSN would, and a wait.  An RNR NAK is thus never lost.
+ */
+static void eroce_resp_ack_fold(struct eroce_qp *qp, struct eroce_rsp *rsp,
+				u8 syn, u32 psn, u32 sr_hole)
+{
+	u32 next = eroce_syn_resume_psn(syn, psn);
+	u32 queued = eroce_syn_resume_psn(rsp->syn, rsp->first_psn);
+
+	eroce_stat_inc(to_eroce_dev(qp->ibqp.device), EROCE_CNT_ACKS_FOLDED);
+	if (eroce_psn_before(next, queued) ||
+	    (next == queued && eroce_syn_rank(syn) < eroce_syn_rank(rsp->syn)))
+		return;
+	rsp->syn = syn;
+	rsp->sr_hole = sr_hole;
+	rsp->first_psn = psn;
+	rsp->msn = qp->eng.resp.msn;
 }
 
 /*
@@ -144,9 +203,14 @@ static void eroce_resp_ack_sr(struct eroce_qp *qp, u8 syn, u32 psn,
 	if (rsp->type != EROCE_RSP_ACK ||
 	    eroce_syn_type(rsp->syn) != EROCE_SYN_ACK ||
 	    eroce_syn_type(syn) != EROCE_SYN_ACK) {
-		rsp = eroce_rsp_queue_add(qp);
-		if (!rsp)
-			return;		/* the requester retries */
+		struct eroce_rsp *last = rsp;
+
+		rsp = eroce_rsp_queue_add(qp, true);
+		if (!rsp) {
+			/* full: the last entry is an ACK or NAK */
+			eroce_resp_ack_fold(qp, last, syn, psn, sr_hole);
+			return;
+		}
 	}
 	rsp->type = EROCE_RSP_ACK;
 	rsp->syn = syn;
@@ -661,7 +725,7 @@ static int eroce_resp_read(struct eroce_qp *qp, struct eroce_rx *pkt,
 		if (err)
 			return err;
 	}
-	rsp = eroce_rsp_queue_add(qp);
+	rsp = eroce_rsp_queue_add(qp, false);
 	if (!rsp)
 		return -EBUSY;
 	rsp->type = EROCE_RSP_READ;
@@ -751,7 +815,7 @@ static void eroce_resp_read_duplicate(struct eroce_qp *qp,
 static int eroce_resp_atomic_write_answer(struct eroce_qp *qp,
 					  struct eroce_rx *pkt)
 {
-	struct eroce_rsp *rsp = eroce_rsp_queue_add(qp);
+	struct eroce_rsp *rsp = eroce_rsp_queue_add(qp, false);
 
 	if (!rsp)
 		return -EBUSY;
@@ -778,7 +842,7 @@ static u32 eroce_resp_atomic_write_execute(struct eroce_qp *qp,
 	struct eroce_atomic op;
 	int err;
 
-	if (resp->rsp_head - resp->rsp_tail >= resp->rsp_size)
+	if (!eroce_rsp_queue_room(resp, false))
 		return 0;
 	if (eroce_reth_len(reth) != sizeof(op.operand) ||
 	    pkt->paylen != sizeof(op.operand) || (va & 7)) {
@@ -849,7 +913,7 @@ static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 	if (eroce_rsp_queue_empty(resp)) {
 		eroce_resp_send_atomic_ack_now(qp, pkt->psn, resp->msn, orig);
 	} else {
-		struct eroce_rsp *rsp = eroce_rsp_queue_add(qp);
+		struct eroce_rsp *rsp = eroce_rsp_queue_add(qp, false);
 
 		if (rsp) {
 			rsp->type = EROCE_RSP_ATOMIC;
