@@ -350,6 +350,161 @@ def rnr_nak_behind_full_queue(k, v, w, peer, dev, iface, dst_ip):
              (send_psn, last_read, idx_rnr, idx_last, len(seen)))
 
 
+def tuning(dev, name, value=None):
+    """Read (and first set) a tunable of dev.  `ip netns exec` mounted
+    a sysfs of this namespace, where ib_core's compat device of dev has
+    no tuning/: the one pid 1's root sees has."""
+    path = '/proc/1/root/sys/class/infiniband/%s/tuning/%s' % (dev, name)
+    if value is not None:
+        with open(path, 'w') as f:
+            f.write(value)
+    with open(path) as f:
+        return f.read().strip()
+
+
+def mem_free():
+    with open('/proc/meminfo') as f:
+        for line in f:
+            if line.startswith('MemFree:'):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+class GsoSender:
+    """UDP_SEGMENT sends to dst_ip:4791 from a bound, unconnected socket
+    with DF: segment i leaves with IP ID i (ip_select_ident_segs() gives
+    the first 0) and the socket's port, which each segment's ICRC
+    covers."""
+
+    def __init__(self, src_ip, dst_ip, seg_len):
+        import socket
+        self.s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.s.setsockopt(socket.IPPROTO_IP, 10, 2)     # IP_MTU_DISCOVER, DO
+        self.s.setsockopt(socket.SOL_UDP, 103, seg_len)  # UDP_SEGMENT
+        self.s.bind((src_ip, 0))
+        self.src_ip, self.dst_ip, self.seg_len = src_ip, dst_ip, seg_len
+        self.sport = self.s.getsockname()[1]
+
+    def segment(self, idx, l4, good_icrc=True):
+        """l4 (BTH onwards, no ICRC) with the ICRC of segment idx."""
+        pkt = (IP(src=self.src_ip, dst=self.dst_ip, id=idx, flags='DF', ttl=64) /
+               UDP(sport=self.sport, dport=ROCE_PORT, chksum=0) /
+               Raw(l4 + b'\0\0\0\0'))
+        b = raw(pkt)
+        crc = icrc(b[:-4])
+        if not good_icrc:
+            crc = bytes(x ^ 0x5a for x in crc)
+        seg = l4 + crc
+        assert len(seg) == self.seg_len
+        return seg
+
+    def send(self, segs):
+        self.s.sendto(b''.join(segs), (self.dst_ip, ROCE_PORT))
+
+    def close(self):
+        self.s.close()
+
+
+def sr_kept_from_gso(k, v, w, peer, dev, dst_ip):
+    """Selective repeat keeps a packet of a local program's UDP_SEGMENT
+    send (the skb, made linear, holds all its segments) as a copy charged
+    to the device's budget for kept packets, with the QP's window.
+
+    eroce2 on loss_recovery sr.  Each send holds NSEG segments: the first
+    a WRITE ONLY after the hole at the victim's expected PSN, offering
+    selective repeat, the rest the same with a bad ICRC.  One such send
+    to a fresh pair: ooo_bytes_kept (the budget's level) must count the
+    pair's window of 256 slots (at least 64 bytes each) besides the
+    packet.  Then PER_QP sends in all to each of two pairs (a hole each,
+    PER_QP - 1 PSNs kept after it): every drop and keep counted exactly
+    (rx_segmented, rx_drop_icrc, ooo_packets_not_kept +0), then the
+    holes are closed: every kept WRITE placed (ooo_packets_placed), the
+    level back where it was, and the memory that freed (MemFree) no
+    more than the level said was kept, plus 8 MiB of slack.  Kept as
+    the whole send, each would pin some 64 KiB charged a 48th of it."""
+    nseg, per_qp, slack = 48, 250, 8 << 20
+    seg_len = 12 + 16 + 1024 + 4
+    names = ('sr_window_charged', 'sr_gso_kept_counted',
+             'sr_gso_kept_placed', 'sr_kept_memory_charged')
+    old_lr = tuning(dev, 'loss_recovery')
+    g = GsoSender(peer, dst_ip, seg_len)
+    try:
+        tuning(dev, 'loss_recovery', 'sr')
+        pairs = [v.pair(), v.pair()]
+        for q in pairs:
+            ok, line = v.ping(q)
+            if not ok:
+                for n in names:
+                    k.result(n, False, 'fresh pair does not work: ' + line)
+                return
+
+        def write_l4(q, psn, sr=True):
+            h = bytearray(bth(RC_WRITE_ONLY, q['b_qpn'], psn, ackreq=0))
+            if sr:
+                h[8] |= 0x40    # EROCE_BTH_SR: the requester offers it
+            return bytes(h) + reth(q['b_va'], q['b_rkey'], 1024) + b'\x77' * 1024
+
+        def gso(q, n):
+            psn = (q['b_epsn'] + 1 + n) & 0xffffff
+            l4 = write_l4(q, psn)
+            junk = g.segment(1, l4, good_icrc=False)
+            g.send([g.segment(0, l4)] + [junk] * (nseg - 1))
+
+        level0 = counters(dev).get('ooo_bytes_kept', 0)
+        gso(pairs[0], 0)
+        settle()
+        level1 = counters(dev).get('ooo_bytes_kept', 0)
+        k.diag('sr_kept_from_gso: one kept packet: ooo_bytes_kept %d -> %d'
+               % (level0, level1))
+        k.result('sr_window_charged', level1 - level0 >= 256 * 64,
+                 'ooo_bytes_kept +%d with one packet kept, want at least '
+                 '%d for the window' % (level1 - level0, 256 * 64))
+
+        b = counters(dev)
+        for n in range(1, per_qp):
+            gso(pairs[0], n)
+        for n in range(per_qp):
+            gso(pairs[1], n)
+        settle()
+        d = delta(b, counters(dev))
+        level2 = counters(dev).get('ooo_bytes_kept', 0)
+        sends = 2 * per_qp - 1
+        k.diag('sr_kept_from_gso: %d sends of %d segments: %s; ooo_bytes_kept %d'
+               % (sends, nseg, d, level2))
+        k.result('sr_gso_kept_counted',
+                 d.get('rx_segmented', 0) == sends and
+                 d.get('rx_drop_icrc', 0) == sends * (nseg - 1) and
+                 not d.get('ooo_packets_not_kept', 0) and
+                 not d.get('ooo_packets_not_kept_nomem', 0) and
+                 level2 > level1,
+                 'want rx_segmented +%d, rx_drop_icrc +%d, nothing not kept, '
+                 'the level up (delta %s, level %d -> %d)' %
+                 (sends, sends * (nseg - 1), d, level1, level2))
+
+        # close the holes: each pair's PER_QP kept WRITEs are placed
+        b = counters(dev)
+        free0 = mem_free()
+        for q in pairs:
+            w.send(w.frame(write_l4(q, q['b_epsn'], sr=False), peer))
+        settle()
+        d = delta(b, counters(dev))
+        level3 = counters(dev).get('ooo_bytes_kept', 0)
+        freed = mem_free() - free0
+        k.diag('sr_kept_from_gso: holes closed: %s; ooo_bytes_kept %d; '
+               'MemFree +%d' % (d, level3, freed))
+        k.result('sr_gso_kept_placed',
+                 d.get('ooo_packets_placed', 0) == 2 * per_qp and
+                 level3 == level0,
+                 'want ooo_packets_placed +%d and ooo_bytes_kept back at %d '
+                 '(delta %s, level %d)' % (2 * per_qp, level0, d, level3))
+        k.result('sr_kept_memory_charged', freed <= level2 - level0 + slack,
+                 'placing the kept packets freed %d bytes, %d were charged '
+                 '(slack %d)' % (freed, level2 - level0, slack))
+    finally:
+        tuning(dev, 'loss_recovery', old_lr)
+        g.close()
+
+
 def run_barrage(a):
     w = Wire(a.iface, a.src_mac, a.dst_mac, a.dst_ip)
     v = Victim(a.victim, a.gid)
@@ -513,7 +668,7 @@ def run_barrage(a):
             r = random.getrandbits(32)
         return r
 
-    k = Ktap(len(cases) + 3 + len(fatal_cases) * 3 + 1 + 2)
+    k = Ktap(len(cases) + 3 + len(fatal_cases) * 3 + 1 + 2 + 4)
     k.diag('victim: pair %s, ud %s' % (p, ud))
     for name, frame, want in cases:
         b = counters(dev)
@@ -576,6 +731,7 @@ def run_barrage(a):
         k.result(name + '_new_connection_works', ok, line)
 
     rnr_nak_behind_full_queue(k, v, w, peer, dev, a.iface, a.dst_ip)
+    sr_kept_from_gso(k, v, w, peer, dev, a.dst_ip)
 
     ok, line = v.ping(p)
     k.result('first_victim_still_alive', ok, line)

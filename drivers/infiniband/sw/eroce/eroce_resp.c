@@ -1031,6 +1031,34 @@ static void eroce_resp_ooo_release(struct eroce_qp *qp, struct eroce_ooo *slot,
 	qp->eng.resp.ooo_count--;
 }
 
+/* the window of slots as the budget counts it: what the slab gives */
+static u32 eroce_resp_ooo_window_bytes(void)
+{
+	return kmalloc_size_roundup(EROCE_SR_WINDOW * sizeof(struct eroce_ooo));
+}
+
+/* charge @bytes to the device's budget for kept packets, if it allows */
+static bool eroce_resp_ooo_charge(struct eroce_dev *edev, u32 bytes)
+{
+	if (atomic_add_return(bytes, &edev->ooo_bytes) <= EROCE_OOO_BUDGET)
+		return true;
+	atomic_sub(bytes, &edev->ooo_bytes);
+	return false;
+}
+
+/* the window goes, and its charge with it, once it keeps nothing */
+static void eroce_resp_ooo_window_put(struct eroce_qp *qp)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+
+	if (!resp->ooo || resp->ooo_count)
+		return;
+	kfree(resp->ooo);
+	resp->ooo = NULL;
+	atomic_sub(eroce_resp_ooo_window_bytes(),
+		   &to_eroce_dev(qp->ibqp.device)->ooo_bytes);
+}
+
 /* drop every kept packet (the QP fails, resets, or goes back N) */
 static void eroce_resp_ooo_clear(struct eroce_qp *qp)
 {
@@ -1042,6 +1070,7 @@ static void eroce_resp_ooo_clear(struct eroce_qp *qp)
 			eroce_resp_ooo_release(qp, &resp->ooo[i], false);
 	resp->ooo_count = 0;
 	resp->sr_hole_told = false;
+	eroce_resp_ooo_window_put(qp);
 }
 
 /* selective repeat: the packet at @psn is kept already */
@@ -1094,9 +1123,41 @@ static void eroce_resp_nak_hole(struct eroce_qp *qp, struct eroce_dev *edev,
 }
 
 /*
+ * The skb a packet is kept in.  One that holds other packets too (a batch
+ * a packet tap shares, a local program's GSO send cut up) would pin them
+ * all, charged for this one alone: the packet is copied into an skb of its
+ * own instead, from its BTH to the end of its payload (the ICRC was
+ * checked), and @kept points into the copy.  Packets are kept on the loss
+ * path only; the copy costs nothing on the fast one.  NULL: no memory.
+ */
+static struct sk_buff *eroce_resp_keep_skb(const struct eroce_rx *pkt,
+					   struct eroce_rx *kept)
+{
+	u32 hdr_len = (u8 *)pkt->payload - (u8 *)pkt->bth;
+	struct sk_buff *skb;
+
+	*kept = *pkt;
+	kept->iph = NULL;
+	if (!pkt->skb_shared)
+		return skb_get(pkt->skb);
+	skb = alloc_skb(hdr_len + pkt->paylen, GFP_ATOMIC | __GFP_NOWARN);
+	if (!skb)
+		return NULL;
+	skb_put_data(skb, pkt->bth, hdr_len + pkt->paylen);
+	kept->skb = skb;
+	kept->skb_shared = false;
+	kept->bth = (struct eroce_bth *)skb->data;
+	kept->payload = skb->data + hdr_len;
+	return skb;
+}
+
+/*
  * Selective repeat: keep a SEND or WRITE packet that arrived after a hole,
  * when the requester asked for it (EROCE_BTH_SR) and loss_recovery is sr
- * here.  Returns true when the packet is (already) kept.
+ * here.  The QP's window of slots exists while it keeps a packet; both
+ * the window and the skbs kept (their truesize) are charged to the
+ * device's EROCE_OOO_BUDGET.  Returns true when the packet is (already)
+ * kept.
  */
 static bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
 			    s32 diff)
@@ -1104,40 +1165,56 @@ static bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	struct eroce_resp *resp = &qp->eng.resp;
 	struct eroce_ooo *slot;
+	struct sk_buff *skb;
 
 	if (READ_ONCE(edev->tuning.loss_recovery) != EROCE_LOSS_SR ||
 	    !eroce_bth_sr(pkt->bth) || !eroce_sr_keepable(diff) ||
 	    !eroce_resp_ops[pkt->info->resp].keep)
 		return false;
 	if (!resp->ooo) {
+		if (!eroce_resp_ooo_charge(edev, eroce_resp_ooo_window_bytes()))
+			goto over_budget;
 		resp->ooo = kcalloc(EROCE_SR_WINDOW, sizeof(*resp->ooo),
-				    GFP_ATOMIC);
-		if (!resp->ooo)
-			return false;
+				    GFP_ATOMIC | __GFP_NOWARN);
+		if (!resp->ooo) {
+			atomic_sub(eroce_resp_ooo_window_bytes(),
+				   &edev->ooo_bytes);
+			goto nomem;
+		}
 	}
 	slot = &resp->ooo[eroce_sr_slot(pkt->psn)];
 	if (slot->skb)
 		return slot->pkt.psn == pkt->psn;
-	slot->truesize = pkt->truesize;
-	if (atomic_add_return(slot->truesize, &edev->ooo_bytes) >
-	    EROCE_OOO_BUDGET) {
-		atomic_sub(slot->truesize, &edev->ooo_bytes);
-		eroce_stat_inc(edev, EROCE_CNT_SR_OOO_NOT_KEPT);
-		net_dbg_ratelimited("eroce: QP %u: PSN %u not kept: %u bytes of kept packets\n",
-				    qp->ibqp.qp_num, pkt->psn, EROCE_OOO_BUDGET);
-		return false;
+	skb = eroce_resp_keep_skb(pkt, &slot->pkt);
+	if (!skb)
+		goto nomem;
+	if (!eroce_resp_ooo_charge(edev, skb->truesize)) {
+		kfree_skb(skb);
+		goto over_budget;
 	}
 	/*
 	 * What executing it later needs is in slot->pkt; the route and the
 	 * receiving netdev may be gone by then.
 	 */
-	slot->skb = skb_get(pkt->skb);
-	skb_dst_drop(slot->skb);
-	slot->skb->dev = NULL;
-	slot->pkt = *pkt;
-	slot->pkt.iph = NULL;
+	slot->skb = skb;
+	slot->truesize = skb->truesize;
+	skb_dst_drop(skb);
+	skb->dev = NULL;
 	resp->ooo_count++;
 	return true;
+
+over_budget:
+	eroce_stat_inc(edev, EROCE_CNT_SR_OOO_NOT_KEPT);
+	net_dbg_ratelimited("eroce: QP %u: PSN %u not kept: %u bytes of kept packets\n",
+			    qp->ibqp.qp_num, pkt->psn, EROCE_OOO_BUDGET);
+	eroce_resp_ooo_window_put(qp);
+	return false;
+nomem:
+	eroce_stat_inc(edev, EROCE_CNT_SR_OOO_NOMEM);
+	net_dbg_ratelimited("eroce: QP %u: PSN %u not kept: no memory\n",
+			    qp->ibqp.qp_num, pkt->psn);
+	eroce_resp_ooo_window_put(qp);
+	return false;
 }
 
 /*
@@ -1179,6 +1256,7 @@ static void eroce_resp_drain(struct eroce_qp *qp)
 		if (slot->skb && eroce_psn_before(slot->pkt.psn, resp->epsn))
 			eroce_resp_ooo_release(qp, slot, false);
 	}
+	eroce_resp_ooo_window_put(qp);
 	if (!placed)
 		return;
 	eroce_resp_ack(qp, eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
@@ -1583,6 +1661,4 @@ void eroce_resp_room_set(struct eroce_qp *qp, struct eroce_rsp *rsp, u32 size)
 void eroce_resp_free(struct eroce_qp *qp)
 {
 	eroce_resp_ooo_clear(qp);
-	kfree(qp->eng.resp.ooo);
-	qp->eng.resp.ooo = NULL;
 }
