@@ -21,7 +21,17 @@
 # than the receive buffer, a SEND with Invalidate of an unknown key, a
 # user MR's or another PD's; each must move its one NAK counter by
 # exactly one (and no other fatal NAK counter), and a failed receive must
-# complete with the status the table names.  Every counter the barrage accepts must be one `rdma
+# complete with the status the table names.  A SEND that finds no receive
+# while the victim's queue of owed responses is full (32 READs, each with
+# a WRITE's ACK behind it, paced to 100 kb/s) must still draw its RNR NAK,
+# on the wire after the last READ's response (acks_folded and
+# rnr_naks_sent +1 each).  With loss_recovery sr on eroce2, a packet kept
+# from a local UDP_SEGMENT send (one good segment, 47 with bad ICRCs)
+# must be charged what it pins: ooo_bytes_kept counts the QP's window with
+# the first kept packet, 499 such sends to two QPs are counted exactly,
+# and closing the holes places them all, brings ooo_bytes_kept back to
+# where it was and frees no more memory than it said was kept (8 MiB of
+# slack; kept whole, each would pin 64 KiB).  Every counter the barrage accepts must be one `rdma
 # statistic show` lists (a name it does not list never moves: an
 # alternative that can never be taken).  Then a flood of
 # such packets at random QPNs while eroce_integrity runs must leave that

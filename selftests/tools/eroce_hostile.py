@@ -222,6 +222,289 @@ def settle():
     time.sleep(0.3)
 
 
+class Sniffer:
+    """The RoCEv2 packets src_ip sends to QPN qpn, as iface sees them:
+    (opcode, PSN, AETH syndrome or None), in order of arrival."""
+
+    def __init__(self, iface, src_ip, qpn):
+        import socket
+        import threading
+        self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
+                               socket.htons(0x0003))
+        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        self.s.bind((iface, 0))
+        self.s.settimeout(0.2)
+        self.src = socket.inet_aton(src_ip)
+        self.qpn = qpn
+        self.seen = []
+        self.stop = False
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        import socket
+        while not self.stop:
+            try:
+                f = self.s.recv(65536)
+            except socket.timeout:
+                continue
+            # Ethernet, IPv4 without options, UDP to 4791, BTH
+            if (len(f) < 14 + 20 + 8 + 12 or f[12:14] != b'\x08\x00' or
+                    f[23] != 17 or f[26:30] != self.src or
+                    struct.unpack('!H', f[36:38])[0] != ROCE_PORT):
+                continue
+            b = f[42:]
+            if struct.unpack('!I', b[4:8])[0] & 0xffffff != self.qpn:
+                continue
+            opcode = b[0]
+            psn = struct.unpack('!I', b[8:12])[0] & 0xffffff
+            # AETH: ACK, READ RESPONSE FIRST, LAST and ONLY
+            syn = b[12] if opcode in (0x0d, 0x0f, 0x10, RC_ACK) else None
+            self.seen.append((opcode, psn, syn))
+
+    def close(self):
+        self.stop = True
+        self.t.join()
+        self.s.close()
+
+
+def rnr_nak_behind_full_queue(k, v, w, peer, dev, iface, dst_ip):
+    """An RNR NAK owed while the responder's queue of owed responses is
+    full must still go out, behind the read responses before it.
+
+    The victim QP (max_dest_rd_atomic 4: 2 * (16 + 4) rounded up, 64
+    owed responses) is paced to 100 kb/s, so that the first READ, of
+    64 KiB, holds the queue for seconds.  Its 16 receives are taken by
+    SENDs first.  Then 32 times a READ and a WRITE with AckReq (a READ
+    response and an ACK queued behind it: 64 entries, full), then a SEND,
+    which finds no receive: its RNR NAK must leave after the last READ's
+    response, acks_folded +1 (folded into the ACK queued last),
+    rnr_naks_sent +1."""
+    nrecv, entries, big = 16, 64, 65536
+    q = v.pair()
+    ok, line = v.ping(q)
+    if not ok:
+        for n in ('rnr_nak_queue_full_folded', 'rnr_nak_behind_reads'):
+            k.result(n, False, 'fresh pair does not work: ' + line)
+        return
+    psn = q['b_epsn']
+
+    def at(opcode, ackreq=1):
+        return bth(opcode, q['b_qpn'], psn, ackreq=ackreq)
+
+    pl = b'\x66' * 64
+    for _ in range(nrecv):
+        w.send(w.frame(at(RC_SEND_ONLY) + pl, peer))
+        psn = (psn + 1) & 0xffffff
+    settle()
+    line = v.cmd('rate %d 100' % q['id'])
+    frames, last_read = [], None
+    for i in range(entries // 2):
+        length = big if i == 0 else 1024
+        last_read = psn
+        frames.append(w.frame(at(RC_READ_REQUEST, ackreq=0) +
+                              reth(q['b_va'], q['b_rkey'], length), peer))
+        psn = (psn + length // 1024) & 0xffffff
+        frames.append(w.frame(at(RC_WRITE_ONLY) + reth(q['b_va'], q['b_rkey'], 64) +
+                              pl, peer))
+        psn = (psn + 1) & 0xffffff
+    send_psn = psn
+    frames.append(w.frame(at(RC_SEND_ONLY) + pl, peer))
+    sn = Sniffer(iface, dst_ip, q['a_qpn'])
+    b = counters(dev)
+    t0 = time.monotonic()
+    for f in frames:
+        w.send(f)
+    sent_s = time.monotonic() - t0
+    # the queue takes ~8 s at 100 kb/s: bounded by the last READ's
+    # response, then 5 s for what follows it
+    last_seen = None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if any(x[1] == send_psn and x[2] is not None and x[2] & 0x60 == 0x20
+               for x in sn.seen):
+            break
+        if last_seen is None and any(x[1] == last_read and x[0] == 0x10
+                                     for x in sn.seen):
+            last_seen = time.monotonic()
+        if last_seen is not None and time.monotonic() > last_seen + 5:
+            break
+        time.sleep(0.1)
+    sn.close()
+    d = delta(b, counters(dev))
+    seen = sn.seen
+    idx_rnr = [i for i, x in enumerate(seen) if x[1] == send_psn and
+               x[2] is not None and x[2] & 0x60 == 0x20]
+    idx_last = [i for i, x in enumerate(seen) if x[1] == last_read and x[0] == 0x10]
+    k.diag('rnr_nak_behind_full_queue: rate: %s; %d frames sent in %.2f s; '
+           '%d responses seen, last READ response at %s, RNR NAK at %s; '
+           'tail %s; %s' % (line, len(frames), sent_s, len(seen), idx_last,
+                            idx_rnr, seen[-3:], d))
+    k.result('rnr_nak_queue_full_folded',
+             d.get('acks_folded', 0) == 1 and d.get('rnr_naks_sent', 0) == 1,
+             'want acks_folded +1 and rnr_naks_sent +1 (delta %s)' % d)
+    k.result('rnr_nak_behind_reads',
+             len(idx_rnr) == 1 and len(idx_last) == 1 and idx_rnr[0] > idx_last[0],
+             'want one RNR NAK at PSN %d after the READ response at PSN %d: '
+             'RNR NAK at %s, READ response at %s of %d responses' %
+             (send_psn, last_read, idx_rnr, idx_last, len(seen)))
+
+
+def tuning(dev, name, value=None):
+    """Read (and first set) a tunable of dev.  `ip netns exec` mounted
+    a sysfs of this namespace, where ib_core's compat device of dev has
+    no tuning/: the one pid 1's root sees has."""
+    path = '/proc/1/root/sys/class/infiniband/%s/tuning/%s' % (dev, name)
+    if value is not None:
+        with open(path, 'w') as f:
+            f.write(value)
+    with open(path) as f:
+        return f.read().strip()
+
+
+def mem_free():
+    with open('/proc/meminfo') as f:
+        for line in f:
+            if line.startswith('MemFree:'):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+class GsoSender:
+    """UDP_SEGMENT sends to dst_ip:4791 from a bound, unconnected socket
+    with DF: segment i leaves with IP ID i (ip_select_ident_segs() gives
+    the first 0) and the socket's port, which each segment's ICRC
+    covers."""
+
+    def __init__(self, src_ip, dst_ip, seg_len):
+        import socket
+        self.s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.s.setsockopt(socket.IPPROTO_IP, 10, 2)     # IP_MTU_DISCOVER, DO
+        self.s.setsockopt(socket.SOL_UDP, 103, seg_len)  # UDP_SEGMENT
+        self.s.bind((src_ip, 0))
+        self.src_ip, self.dst_ip, self.seg_len = src_ip, dst_ip, seg_len
+        self.sport = self.s.getsockname()[1]
+
+    def segment(self, idx, l4, good_icrc=True):
+        """l4 (BTH onwards, no ICRC) with the ICRC of segment idx."""
+        pkt = (IP(src=self.src_ip, dst=self.dst_ip, id=idx, flags='DF', ttl=64) /
+               UDP(sport=self.sport, dport=ROCE_PORT, chksum=0) /
+               Raw(l4 + b'\0\0\0\0'))
+        b = raw(pkt)
+        crc = icrc(b[:-4])
+        if not good_icrc:
+            crc = bytes(x ^ 0x5a for x in crc)
+        seg = l4 + crc
+        assert len(seg) == self.seg_len
+        return seg
+
+    def send(self, segs):
+        self.s.sendto(b''.join(segs), (self.dst_ip, ROCE_PORT))
+
+    def close(self):
+        self.s.close()
+
+
+def sr_kept_from_gso(k, v, w, peer, dev, dst_ip):
+    """Selective repeat keeps a packet of a local program's UDP_SEGMENT
+    send (the skb, made linear, holds all its segments) as a copy charged
+    to the device's budget for kept packets, with the QP's window.
+
+    eroce2 on loss_recovery sr.  Each send holds NSEG segments: the first
+    a WRITE ONLY after the hole at the victim's expected PSN, offering
+    selective repeat, the rest the same with a bad ICRC.  One such send
+    to a fresh pair: ooo_bytes_kept (the budget's level) must count the
+    pair's window of 256 slots (at least 64 bytes each) besides the
+    packet.  Then PER_QP sends in all to each of two pairs (a hole each,
+    PER_QP - 1 PSNs kept after it): every drop and keep counted exactly
+    (rx_segmented, rx_drop_icrc, ooo_packets_not_kept +0), then the
+    holes are closed: every kept WRITE placed (ooo_packets_placed), the
+    level back where it was, and the memory that freed (MemFree) no
+    more than the level said was kept, plus 8 MiB of slack.  Kept as
+    the whole send, each would pin some 64 KiB charged a 48th of it."""
+    nseg, per_qp, slack = 48, 250, 8 << 20
+    seg_len = 12 + 16 + 1024 + 4
+    names = ('sr_window_charged', 'sr_gso_kept_counted',
+             'sr_gso_kept_placed', 'sr_kept_memory_charged')
+    old_lr = tuning(dev, 'loss_recovery')
+    g = GsoSender(peer, dst_ip, seg_len)
+    try:
+        tuning(dev, 'loss_recovery', 'sr')
+        pairs = [v.pair(), v.pair()]
+        for q in pairs:
+            ok, line = v.ping(q)
+            if not ok:
+                for n in names:
+                    k.result(n, False, 'fresh pair does not work: ' + line)
+                return
+
+        def write_l4(q, psn, sr=True):
+            h = bytearray(bth(RC_WRITE_ONLY, q['b_qpn'], psn, ackreq=0))
+            if sr:
+                h[8] |= 0x40    # EROCE_BTH_SR: the requester offers it
+            return bytes(h) + reth(q['b_va'], q['b_rkey'], 1024) + b'\x77' * 1024
+
+        def gso(q, n):
+            psn = (q['b_epsn'] + 1 + n) & 0xffffff
+            l4 = write_l4(q, psn)
+            junk = g.segment(1, l4, good_icrc=False)
+            g.send([g.segment(0, l4)] + [junk] * (nseg - 1))
+
+        level0 = counters(dev).get('ooo_bytes_kept', 0)
+        gso(pairs[0], 0)
+        settle()
+        level1 = counters(dev).get('ooo_bytes_kept', 0)
+        k.diag('sr_kept_from_gso: one kept packet: ooo_bytes_kept %d -> %d'
+               % (level0, level1))
+        k.result('sr_window_charged', level1 - level0 >= 256 * 64,
+                 'ooo_bytes_kept +%d with one packet kept, want at least '
+                 '%d for the window' % (level1 - level0, 256 * 64))
+
+        b = counters(dev)
+        for n in range(1, per_qp):
+            gso(pairs[0], n)
+        for n in range(per_qp):
+            gso(pairs[1], n)
+        settle()
+        d = delta(b, counters(dev))
+        level2 = counters(dev).get('ooo_bytes_kept', 0)
+        sends = 2 * per_qp - 1
+        k.diag('sr_kept_from_gso: %d sends of %d segments: %s; ooo_bytes_kept %d'
+               % (sends, nseg, d, level2))
+        k.result('sr_gso_kept_counted',
+                 d.get('rx_segmented', 0) == sends and
+                 d.get('rx_drop_icrc', 0) == sends * (nseg - 1) and
+                 not d.get('ooo_packets_not_kept', 0) and
+                 not d.get('ooo_packets_not_kept_nomem', 0) and
+                 level2 > level1,
+                 'want rx_segmented +%d, rx_drop_icrc +%d, nothing not kept, '
+                 'the level up (delta %s, level %d -> %d)' %
+                 (sends, sends * (nseg - 1), d, level1, level2))
+
+        # close the holes: each pair's PER_QP kept WRITEs are placed
+        b = counters(dev)
+        free0 = mem_free()
+        for q in pairs:
+            w.send(w.frame(write_l4(q, q['b_epsn'], sr=False), peer))
+        settle()
+        d = delta(b, counters(dev))
+        level3 = counters(dev).get('ooo_bytes_kept', 0)
+        freed = mem_free() - free0
+        k.diag('sr_kept_from_gso: holes closed: %s; ooo_bytes_kept %d; '
+               'MemFree +%d' % (d, level3, freed))
+        k.result('sr_gso_kept_placed',
+                 d.get('ooo_packets_placed', 0) == 2 * per_qp and
+                 level3 == level0,
+                 'want ooo_packets_placed +%d and ooo_bytes_kept back at %d '
+                 '(delta %s, level %d)' % (2 * per_qp, level0, d, level3))
+        k.result('sr_kept_memory_charged', freed <= level2 - level0 + slack,
+                 'placing the kept packets freed %d bytes, %d were charged '
+                 '(slack %d)' % (freed, level2 - level0, slack))
+    finally:
+        tuning(dev, 'loss_recovery', old_lr)
+        g.close()
+
+
 def run_barrage(a):
     w = Wire(a.iface, a.src_mac, a.dst_mac, a.dst_ip)
     v = Victim(a.victim, a.gid)
@@ -385,7 +668,7 @@ def run_barrage(a):
             r = random.getrandbits(32)
         return r
 
-    k = Ktap(len(cases) + 3 + len(fatal_cases) * 3 + 1)
+    k = Ktap(len(cases) + 3 + len(fatal_cases) * 3 + 1 + 2 + 4)
     k.diag('victim: pair %s, ud %s' % (p, ud))
     for name, frame, want in cases:
         b = counters(dev)
@@ -446,6 +729,9 @@ def run_barrage(a):
         n = v.pair()
         ok, line = v.ping(n)
         k.result(name + '_new_connection_works', ok, line)
+
+    rnr_nak_behind_full_queue(k, v, w, peer, dev, a.iface, a.dst_ip)
+    sr_kept_from_gso(k, v, w, peer, dev, a.dst_ip)
 
     ok, line = v.ping(p)
     k.result('first_victim_still_alive', ok, line)

@@ -15,6 +15,8 @@
  *                 b_sq_psn=.." or "fail ID reason"
  *   wc ID         B's completions so far: "wc ID n=.. errors=.. first=STATUS"
  *   state ID      "state ID a=STATE b=STATE"
+ *   rate ID KBPS  B's rate limit (ibv_modify_qp_rate_limit), kb/s; "ok ID" or
+ *                 "fail ID reason"
  *   quit
  *
  * b_epsn is the PSN B's responder expects next and b_sq_psn the next PSN
@@ -350,6 +352,17 @@ static void cmd_wc(int id)
 	       ibv_wc_status_str((enum ibv_wc_status)b->first_err));
 }
 
+static void cmd_rate(int id, const char *kbps)
+{
+	struct ibv_qp_rate_limit_attr rl = { .rate_limit = (uint32_t)atoi(kbps) };
+	int err = ibv_modify_qp_rate_limit(pairs[id].b.qp, &rl);
+
+	if (err)
+		printf("fail %d rate: %s\n", id, strerror(err));
+	else
+		printf("ok %d\n", id);
+}
+
 static const char *state_name(struct ibv_qp *qp)
 {
 	static const char *const names[] = {
@@ -394,10 +407,10 @@ int main(int argc, char **argv)
 	}
 	printf("ready\n");
 	while (fgets(line, sizeof(line), stdin)) {
-		char cmd[32] = "", arg[32] = "";
+		char cmd[32] = "", arg[32] = "", arg2[32] = "";
 		struct pair *p;
 
-		sscanf(line, "%31s %31s", cmd, arg);
+		sscanf(line, "%31s %31s %31s", cmd, arg, arg2);
 		if (!strcmp(cmd, "quit"))
 			break;
 		if (!strcmp(cmd, "pair")) {
@@ -417,6 +430,8 @@ int main(int argc, char **argv)
 			cmd_ping(p - pairs);
 		else if (!strcmp(cmd, "wc"))
 			cmd_wc(p - pairs);
+		else if (!strcmp(cmd, "rate"))
+			cmd_rate(p - pairs, arg2);
 		else if (!strcmp(cmd, "state"))
 			printf("state %d a=%s b=%s\n", (int)(p - pairs),
 			       state_name(p->a.qp), state_name(p->b.qp));

@@ -63,7 +63,8 @@ struct eroce_rsp {
 
 /*
  * Owed responses: room for twice (max_dest_rd_atomic + this many), so
- * that repeated reads, which may use only half, never crowd out new ones.
+ * that repeated reads, which may use only half, never crowd out new ones;
+ * the last entry is kept for an ACK or NAK (eroce_resp_ack_fold()).
  */
 #define EROCE_RSP_EXTRA		16
 
@@ -163,7 +164,8 @@ struct eroce_opcode_info;
 struct eroce_rx {
 	struct eroce_dev *edev;
 	struct sk_buff *skb;		/* holds the BTH and what follows */
-	u32 truesize;			/* charged if kept (eroce_resp.c) */
+	/* skb holds other packets too: kept as a copy (eroce_resp.c) */
+	bool skb_shared;
 	/* the IP header it was sent with; valid while it is received */
 	const void *iph;
 	const struct eroce_opcode_info *info;
@@ -184,12 +186,18 @@ struct eroce_ooo {
 	u32 truesize;			/* charged to eroce_dev.ooo_bytes */
 };
 
-/* bytes of kept packets a device may hold, over all its QPs */
+/*
+ * bytes of kept packets a device may hold, over all its QPs, with the
+ * windows of slots that hold them (eroce_dev.ooo_bytes)
+ */
 #define EROCE_OOO_BUDGET	(16 << 20)
 
 struct eroce_resp {
 	u32 epsn;			/* next PSN expected */
-	/* selective repeat: EROCE_SR_WINDOW slots by PSN, or NULL */
+	/*
+	 * selective repeat: EROCE_SR_WINDOW slots by PSN while a packet is
+	 * kept, else NULL
+	 */
 	struct eroce_ooo *ooo;
 	u32 ooo_count;
 	u32 msn;

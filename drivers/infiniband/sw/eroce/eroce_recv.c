@@ -54,7 +54,7 @@ struct eroce_recv_ctx {
 	bool mcast;			/* dgid is a multicast group */
 	u8 iph_len;
 	int vlan_id;			/* ndev's, or -1 */
-	u32 truesize;			/* a kept packet's charge, 0: its skb's */
+	bool shared;			/* an skb holds several packets */
 	unsigned int passed;		/* packets that passed the checks */
 	enum {
 		EROCE_DGID_UNKNOWN,
@@ -308,7 +308,7 @@ static void eroce_recv_pkt(struct eroce_recv_ctx *rx, struct sk_buff *skb,
 
 	pkt.edev = edev;
 	pkt.skb = skb;
-	pkt.truesize = rx->truesize ?: skb->truesize;
+	pkt.skb_shared = rx->shared;
 	pkt.iph = iph;
 	pkt.info = hi.op;
 	pkt.bth = (struct eroce_bth *)bth;
@@ -395,14 +395,13 @@ static void eroce_recv_batch_pkt(struct eroce_recv_ctx *rx,
  * validated as if it had come alone.  Unless the batch is shared with
  * someone else (a packet tap's clone), its frag_list is detached first,
  * so that a packet kept for selective repeat pins its own skb and not
- * the whole batch.
+ * the whole batch; else one that is kept is copied.
  */
 static void eroce_recv_batch(struct eroce_recv_ctx *rx, struct sk_buff *head)
 {
 	struct sk_buff *list = skb_shinfo(head)->frag_list;
 	bool detach = !skb_cloned(head) && !skb_shared(head);
 	struct sk_buff *seg, *next;
-	unsigned int segs = 1;
 	u16 idx = 0;
 
 	eroce_stat_inc(rx->edev, EROCE_CNT_RX_BATCHES);
@@ -413,10 +412,7 @@ static void eroce_recv_batch(struct eroce_recv_ctx *rx, struct sk_buff *head)
 		head->len = skb_headlen(head);
 		head->data_len = 0;
 	} else {
-		/* kept packets pin the batch: charge each a share of it */
-		skb_walk_frags(head, seg)
-			segs++;
-		rx->truesize = head->truesize / segs ?: 1;
+		rx->shared = true;
 	}
 
 	eroce_recv_batch_pkt(rx, head, head, idx++, head->data,
@@ -456,8 +452,7 @@ static void eroce_recv_cut(struct eroce_recv_ctx *rx, struct sk_buff *skb)
 		eroce_rx_drop(rx->edev, DROP_NOMEM, "cannot cut a GSO skb");
 		return;
 	}
-	/* kept packets pin the skb: charge each a share of it */
-	rx->truesize = skb->truesize / DIV_ROUND_UP(skb->len, seg_len) ?: 1;
+	rx->shared = true;
 	for (off = 0, idx = 0; off < skb->len; off += seg_len, idx++)
 		eroce_recv_batch_pkt(rx, skb, skb, idx, skb->data + off,
 				     min(seg_len, skb->len - off));

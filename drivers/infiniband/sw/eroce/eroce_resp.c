@@ -34,7 +34,9 @@
  * the receive softirq (a short read is answered without a wake-up), the
  * rest by the QP's work item.  While that queue is not empty every other
  * response (ACK, NAK, atomic ACK) joins it, so responses always leave in
- * PSN order.
+ * PSN order.  Its last entry is kept for an ACK or NAK, and one that finds
+ * it full is folded into the ACK or NAK queued last (eroce_resp_ack_fold()):
+ * an RNR NAK is never lost behind read responses.
  *
  * Context: receive softirq (eroce_resp_rcv) and the QP's work item
  * (eroce_resp_run_reads).  Locks: the caller holds qp->eng.lock; the RQ or
@@ -111,17 +113,74 @@ static bool eroce_rsp_queue_empty(const struct eroce_resp *resp)
 	return resp->rsp_head == resp->rsp_tail;
 }
 
-static struct eroce_rsp *eroce_rsp_queue_add(struct eroce_qp *qp)
+/*
+ * Room for one more owed response.  A READ, atomic or ATOMIC WRITE answer
+ * (@ack false) leaves the last entry to an ACK or NAK: when the queue is
+ * full, the entry queued last is an ACK or NAK, and a new one is folded
+ * into it (eroce_resp_ack_sr()) rather than lost.
+ */
+static bool eroce_rsp_queue_room(const struct eroce_resp *resp, bool ack)
+{
+	return resp->rsp_head - resp->rsp_tail < resp->rsp_size - !ack;
+}
+
+static struct eroce_rsp *eroce_rsp_queue_add(struct eroce_qp *qp, bool ack)
 {
 	struct eroce_resp *resp = &qp->eng.resp;
 	struct eroce_rsp *rsp;
 
-	if (resp->rsp_head - resp->rsp_tail >= resp->rsp_size)
+	if (!eroce_rsp_queue_room(resp, ack))
 		return NULL;
 	rsp = &resp->rsp[resp->rsp_head & (resp->rsp_size - 1)];
 	memset(rsp, 0, sizeof(*rsp));
 	resp->rsp_head++;
 	return rsp;
+}
+
+/*
+ * What an ACK or NAK tells the requester, to compare two of them: the PSN
+ * it resumes from (an ACK's next, a NAK's own), then what it does there
+ * (resends at once after a sequence NAK, waits after an RNR NAK, fails
+ * after another NAK).
+ */
+static u32 eroce_syn_resume_psn(u8 syn, u32 psn)
+{
+	return eroce_syn_type(syn) == EROCE_SYN_ACK ? eroce_psn_add(psn, 1) : psn;
+}
+
+static int eroce_syn_rank(u8 syn)
+{
+	switch (eroce_syn_type(syn)) {
+	case EROCE_SYN_ACK:
+		return 0;
+	case EROCE_SYN_RNR_NAK:
+		return 2;
+	default:
+		return eroce_syn_value(syn) == EROCE_NAK_PSN_SEQ_ERR ? 1 : 3;
+	}
+}
+
+/*
+ * The owed responses are full: the ACK or NAK @syn at @psn is folded into
+ * the one queued last, @rsp.  The later of the two in PSN, or at the same
+ * PSN the one that says more, stands for both: a NAK acknowledges what
+ * came before its PSN, and an RNR NAK asks for the resend a sequence NAK
+ * at its PSN would, and a wait.  An RNR NAK is thus never lost.
+ */
+static void eroce_resp_ack_fold(struct eroce_qp *qp, struct eroce_rsp *rsp,
+				u8 syn, u32 psn, u32 sr_hole)
+{
+	u32 next = eroce_syn_resume_psn(syn, psn);
+	u32 queued = eroce_syn_resume_psn(rsp->syn, rsp->first_psn);
+
+	eroce_stat_inc(to_eroce_dev(qp->ibqp.device), EROCE_CNT_ACKS_FOLDED);
+	if (eroce_psn_before(next, queued) ||
+	    (next == queued && eroce_syn_rank(syn) < eroce_syn_rank(rsp->syn)))
+		return;
+	rsp->syn = syn;
+	rsp->sr_hole = sr_hole;
+	rsp->first_psn = psn;
+	rsp->msn = qp->eng.resp.msn;
 }
 
 /*
@@ -144,9 +203,14 @@ static void eroce_resp_ack_sr(struct eroce_qp *qp, u8 syn, u32 psn,
 	if (rsp->type != EROCE_RSP_ACK ||
 	    eroce_syn_type(rsp->syn) != EROCE_SYN_ACK ||
 	    eroce_syn_type(syn) != EROCE_SYN_ACK) {
-		rsp = eroce_rsp_queue_add(qp);
-		if (!rsp)
-			return;		/* the requester retries */
+		struct eroce_rsp *last = rsp;
+
+		rsp = eroce_rsp_queue_add(qp, true);
+		if (!rsp) {
+			/* full: the last entry is an ACK or NAK */
+			eroce_resp_ack_fold(qp, last, syn, psn, sr_hole);
+			return;
+		}
 	}
 	rsp->type = EROCE_RSP_ACK;
 	rsp->syn = syn;
@@ -661,7 +725,7 @@ static int eroce_resp_read(struct eroce_qp *qp, struct eroce_rx *pkt,
 		if (err)
 			return err;
 	}
-	rsp = eroce_rsp_queue_add(qp);
+	rsp = eroce_rsp_queue_add(qp, false);
 	if (!rsp)
 		return -EBUSY;
 	rsp->type = EROCE_RSP_READ;
@@ -751,7 +815,7 @@ static void eroce_resp_read_duplicate(struct eroce_qp *qp,
 static int eroce_resp_atomic_write_answer(struct eroce_qp *qp,
 					  struct eroce_rx *pkt)
 {
-	struct eroce_rsp *rsp = eroce_rsp_queue_add(qp);
+	struct eroce_rsp *rsp = eroce_rsp_queue_add(qp, false);
 
 	if (!rsp)
 		return -EBUSY;
@@ -778,7 +842,7 @@ static u32 eroce_resp_atomic_write_execute(struct eroce_qp *qp,
 	struct eroce_atomic op;
 	int err;
 
-	if (resp->rsp_head - resp->rsp_tail >= resp->rsp_size)
+	if (!eroce_rsp_queue_room(resp, false))
 		return 0;
 	if (eroce_reth_len(reth) != sizeof(op.operand) ||
 	    pkt->paylen != sizeof(op.operand) || (va & 7)) {
@@ -849,7 +913,7 @@ static int eroce_resp_atomic(struct eroce_qp *qp, struct eroce_rx *pkt)
 	if (eroce_rsp_queue_empty(resp)) {
 		eroce_resp_send_atomic_ack_now(qp, pkt->psn, resp->msn, orig);
 	} else {
-		struct eroce_rsp *rsp = eroce_rsp_queue_add(qp);
+		struct eroce_rsp *rsp = eroce_rsp_queue_add(qp, false);
 
 		if (rsp) {
 			rsp->type = EROCE_RSP_ATOMIC;
@@ -967,6 +1031,34 @@ static void eroce_resp_ooo_release(struct eroce_qp *qp, struct eroce_ooo *slot,
 	qp->eng.resp.ooo_count--;
 }
 
+/* the window of slots as the budget counts it: what the slab gives */
+static u32 eroce_resp_ooo_window_bytes(void)
+{
+	return kmalloc_size_roundup(EROCE_SR_WINDOW * sizeof(struct eroce_ooo));
+}
+
+/* charge @bytes to the device's budget for kept packets, if it allows */
+static bool eroce_resp_ooo_charge(struct eroce_dev *edev, u32 bytes)
+{
+	if (atomic_add_return(bytes, &edev->ooo_bytes) <= EROCE_OOO_BUDGET)
+		return true;
+	atomic_sub(bytes, &edev->ooo_bytes);
+	return false;
+}
+
+/* the window goes, and its charge with it, once it keeps nothing */
+static void eroce_resp_ooo_window_put(struct eroce_qp *qp)
+{
+	struct eroce_resp *resp = &qp->eng.resp;
+
+	if (!resp->ooo || resp->ooo_count)
+		return;
+	kfree(resp->ooo);
+	resp->ooo = NULL;
+	atomic_sub(eroce_resp_ooo_window_bytes(),
+		   &to_eroce_dev(qp->ibqp.device)->ooo_bytes);
+}
+
 /* drop every kept packet (the QP fails, resets, or goes back N) */
 static void eroce_resp_ooo_clear(struct eroce_qp *qp)
 {
@@ -978,6 +1070,7 @@ static void eroce_resp_ooo_clear(struct eroce_qp *qp)
 			eroce_resp_ooo_release(qp, &resp->ooo[i], false);
 	resp->ooo_count = 0;
 	resp->sr_hole_told = false;
+	eroce_resp_ooo_window_put(qp);
 }
 
 /* selective repeat: the packet at @psn is kept already */
@@ -1030,9 +1123,41 @@ static void eroce_resp_nak_hole(struct eroce_qp *qp, struct eroce_dev *edev,
 }
 
 /*
+ * The skb a packet is kept in.  One that holds other packets too (a batch
+ * a packet tap shares, a local program's GSO send cut up) would pin them
+ * all, charged for this one alone: the packet is copied into an skb of its
+ * own instead, from its BTH to the end of its payload (the ICRC was
+ * checked), and @kept points into the copy.  Packets are kept on the loss
+ * path only; the copy costs nothing on the fast one.  NULL: no memory.
+ */
+static struct sk_buff *eroce_resp_keep_skb(const struct eroce_rx *pkt,
+					   struct eroce_rx *kept)
+{
+	u32 hdr_len = (u8 *)pkt->payload - (u8 *)pkt->bth;
+	struct sk_buff *skb;
+
+	*kept = *pkt;
+	kept->iph = NULL;
+	if (!pkt->skb_shared)
+		return skb_get(pkt->skb);
+	skb = alloc_skb(hdr_len + pkt->paylen, GFP_ATOMIC | __GFP_NOWARN);
+	if (!skb)
+		return NULL;
+	skb_put_data(skb, pkt->bth, hdr_len + pkt->paylen);
+	kept->skb = skb;
+	kept->skb_shared = false;
+	kept->bth = (struct eroce_bth *)skb->data;
+	kept->payload = skb->data + hdr_len;
+	return skb;
+}
+
+/*
  * Selective repeat: keep a SEND or WRITE packet that arrived after a hole,
  * when the requester asked for it (EROCE_BTH_SR) and loss_recovery is sr
- * here.  Returns true when the packet is (already) kept.
+ * here.  The QP's window of slots exists while it keeps a packet; both
+ * the window and the skbs kept (their truesize) are charged to the
+ * device's EROCE_OOO_BUDGET.  Returns true when the packet is (already)
+ * kept.
  */
 static bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
 			    s32 diff)
@@ -1040,40 +1165,56 @@ static bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
 	struct eroce_dev *edev = to_eroce_dev(qp->ibqp.device);
 	struct eroce_resp *resp = &qp->eng.resp;
 	struct eroce_ooo *slot;
+	struct sk_buff *skb;
 
 	if (READ_ONCE(edev->tuning.loss_recovery) != EROCE_LOSS_SR ||
 	    !eroce_bth_sr(pkt->bth) || !eroce_sr_keepable(diff) ||
 	    !eroce_resp_ops[pkt->info->resp].keep)
 		return false;
 	if (!resp->ooo) {
+		if (!eroce_resp_ooo_charge(edev, eroce_resp_ooo_window_bytes()))
+			goto over_budget;
 		resp->ooo = kcalloc(EROCE_SR_WINDOW, sizeof(*resp->ooo),
-				    GFP_ATOMIC);
-		if (!resp->ooo)
-			return false;
+				    GFP_ATOMIC | __GFP_NOWARN);
+		if (!resp->ooo) {
+			atomic_sub(eroce_resp_ooo_window_bytes(),
+				   &edev->ooo_bytes);
+			goto nomem;
+		}
 	}
 	slot = &resp->ooo[eroce_sr_slot(pkt->psn)];
 	if (slot->skb)
 		return slot->pkt.psn == pkt->psn;
-	slot->truesize = pkt->truesize;
-	if (atomic_add_return(slot->truesize, &edev->ooo_bytes) >
-	    EROCE_OOO_BUDGET) {
-		atomic_sub(slot->truesize, &edev->ooo_bytes);
-		eroce_stat_inc(edev, EROCE_CNT_SR_OOO_NOT_KEPT);
-		net_dbg_ratelimited("eroce: QP %u: PSN %u not kept: %u bytes of kept packets\n",
-				    qp->ibqp.qp_num, pkt->psn, EROCE_OOO_BUDGET);
-		return false;
+	skb = eroce_resp_keep_skb(pkt, &slot->pkt);
+	if (!skb)
+		goto nomem;
+	if (!eroce_resp_ooo_charge(edev, skb->truesize)) {
+		kfree_skb(skb);
+		goto over_budget;
 	}
 	/*
 	 * What executing it later needs is in slot->pkt; the route and the
 	 * receiving netdev may be gone by then.
 	 */
-	slot->skb = skb_get(pkt->skb);
-	skb_dst_drop(slot->skb);
-	slot->skb->dev = NULL;
-	slot->pkt = *pkt;
-	slot->pkt.iph = NULL;
+	slot->skb = skb;
+	slot->truesize = skb->truesize;
+	skb_dst_drop(skb);
+	skb->dev = NULL;
 	resp->ooo_count++;
 	return true;
+
+over_budget:
+	eroce_stat_inc(edev, EROCE_CNT_SR_OOO_NOT_KEPT);
+	net_dbg_ratelimited("eroce: QP %u: PSN %u not kept: %u bytes of kept packets\n",
+			    qp->ibqp.qp_num, pkt->psn, EROCE_OOO_BUDGET);
+	eroce_resp_ooo_window_put(qp);
+	return false;
+nomem:
+	eroce_stat_inc(edev, EROCE_CNT_SR_OOO_NOMEM);
+	net_dbg_ratelimited("eroce: QP %u: PSN %u not kept: no memory\n",
+			    qp->ibqp.qp_num, pkt->psn);
+	eroce_resp_ooo_window_put(qp);
+	return false;
 }
 
 /*
@@ -1115,6 +1256,7 @@ static void eroce_resp_drain(struct eroce_qp *qp)
 		if (slot->skb && eroce_psn_before(slot->pkt.psn, resp->epsn))
 			eroce_resp_ooo_release(qp, slot, false);
 	}
+	eroce_resp_ooo_window_put(qp);
 	if (!placed)
 		return;
 	eroce_resp_ack(qp, eroce_syn_ack(EROCE_AETH_CREDIT_INVALID),
@@ -1519,6 +1661,4 @@ void eroce_resp_room_set(struct eroce_qp *qp, struct eroce_rsp *rsp, u32 size)
 void eroce_resp_free(struct eroce_qp *qp)
 {
 	eroce_resp_ooo_clear(qp);
-	kfree(qp->eng.resp.ooo);
-	qp->eng.resp.ooo = NULL;
 }

@@ -5,7 +5,9 @@
  * Writers bump their CPU's copy with eroce_stat_inc()/eroce_stat_add()
  * from any context; readers sum every CPU's copy.  A reader may see a
  * counter a few increments behind, never a torn 64-bit value (64-bit
- * builds only, which is what eroce supports).  No locks.
+ * builds only, which is what eroce supports).  One entry of the list,
+ * ooo_bytes_kept, is a level read from eroce_dev.ooo_bytes instead.  No
+ * locks.
  */
 #include "eroce.h"
 
@@ -58,5 +60,7 @@ int eroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 
 	for (i = 0; i < EROCE_NUM_COUNTERS; i++)
 		stats->value[i] = eroce_stats_read(edev, i);
+	/* what selective repeat holds now, charged to EROCE_OOO_BUDGET */
+	stats->value[EROCE_CNT_SR_OOO_BYTES] = atomic_read(&edev->ooo_bytes);
 	return EROCE_NUM_COUNTERS;
 }
