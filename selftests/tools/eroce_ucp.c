@@ -38,7 +38,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,7 +66,6 @@ static ucp_context_h ctx;
 static ucp_worker_h worker;
 static ucp_ep_h ep;
 static int sock = -1;
-static int failures;
 
 static void on_alarm(int sig)
 {
@@ -77,19 +75,6 @@ static void on_alarm(int sig)
 	if (write(STDOUT_FILENO, m, sizeof(m) - 1) < 0)
 		_exit(3);
 	_exit(3);
-}
-
-static void result(const char *name, bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("result: %s %s ", name, ok ? "ok" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!ok)
-		failures++;
 }
 
 static void pattern(uint8_t *p, uint32_t len, uint32_t seed)
@@ -301,7 +286,7 @@ static void tag_phase(bool client, uint8_t *buf)
 		return;
 	}
 	sock_u64(&srv_bad, false);
-	result("tag", !bad && !srv_bad,
+	eroce_result("tag", !bad && !srv_bad,
 	       "%zu messages of 1 to %u bytes each way: %" PRIu64 " bad at the server, %u bad replies%s",
 	       NSIZES, MAX_MSG, srv_bad, bad, first);
 }
@@ -333,7 +318,7 @@ static void rma_phase(bool client, uint8_t *buf, uint8_t *region,
 	flush_ep();
 	sock_u64(&v, true);
 	sock_u64(&v, false);
-	result("rma_put", !v, "%u bytes put, %s", REGION,
+	eroce_result("rma_put", !v, "%u bytes put, %s", REGION,
 	       v ? "the server found a bad byte" : "every byte checked by the server");
 	if (v)
 		printf("# put: first bad byte at %" PRIu64 "\n", v - 1);
@@ -360,7 +345,7 @@ static void rma_phase(bool client, uint8_t *buf, uint8_t *region,
 		off += len;
 	}
 	sock_u64(&v, true);
-	result("rma_get", !gets_bad, "%zu gets of 1 to %u bytes checked, %u bad",
+	eroce_result("rma_get", !gets_bad, "%zu gets of 1 to %u bytes checked, %u bad",
 	       NSIZES, REGION, gets_bad);
 }
 
@@ -420,7 +405,7 @@ static void amo_phase(bool client, uint8_t *region, uint64_t raddr,
 	}
 	sock_u64(&model, true);
 	sock_u64(&v, false);
-	result("amo", !bad && v == 1,
+	eroce_result("amo", !bad && v == 1,
 	       "%d fetch-adds and %d compare-swaps (the last one missing): %u wrong fetched values, final word %s",
 	       NADD, NCAS, bad, v == 1 ? "as modelled" : "wrong");
 }
@@ -572,6 +557,6 @@ int main(int argc, char **argv)
 		ucp_mem_unmap(ctx, memh);
 	ucp_worker_destroy(worker);
 	ucp_cleanup(ctx);
-	printf("eroce_ucp: %s\n", failures ? "FAIL" : "ok");
-	return failures ? 1 : 0;
+	printf("eroce_ucp: %s\n", eroce_results_status() ? "FAIL" : "ok");
+	return eroce_results_status();
 }

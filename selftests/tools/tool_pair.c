@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,27 +149,6 @@ enum ibv_qp_state eroce_qp_state(struct ibv_qp *qp)
 	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
 		eroce_die("ibv_query_qp: %s", strerror(errno));
 	return a.qp_state;
-}
-
-static int eroce_failures;
-
-void eroce_result(const char *name, bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("result: %s %s ", name, ok ? "ok" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		eroce_failures++;
-}
-
-int eroce_results_status(void)
-{
-	return eroce_failures ? 1 : 0;
 }
 
 int eroce_side_poll(struct eroce_side *s, double secs, struct ibv_wc *wc)

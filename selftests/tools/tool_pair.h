@@ -64,13 +64,6 @@ void eroce_pair_connect(struct eroce_side *a, struct eroce_side *b,
 /* @qp's state, from ibv_query_qp() */
 enum ibv_qp_state eroce_qp_state(struct ibv_qp *qp);
 
-/* print one expectation's result line; a FAIL is counted */
-void eroce_result(const char *name, bool ok, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* the exit status: 0 when every result so far was ok, else 1 */
-int eroce_results_status(void);
-
 /* the next completion on s->cq within @secs: 0, or -1 on timeout */
 int eroce_side_poll(struct eroce_side *s, double secs, struct ibv_wc *wc);
 

@@ -57,3 +57,24 @@ struct ibv_context *eroce_open_device(const char *name)
 		errno = err;
 	return ctx;
 }
+
+static int eroce_failures;
+
+void eroce_result(const char *name, bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("result: %s %s ", name, ok ? "ok" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		eroce_failures++;
+}
+
+int eroce_results_status(void)
+{
+	return eroce_failures ? 1 : 0;
+}
