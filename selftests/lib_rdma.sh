@@ -152,6 +152,20 @@ rxe_pair_setup() {
 		routed_links_ready 10 rxe1 198.18.1.1 rxe2 198.18.1.2
 }
 
+# vlan_pair_add VID SECS: VLAN VID on veth1 (ns1, 198.18.VID.1/24) and on
+# veth2 (ns2, 198.18.VID.2/24), both up, and their IPv4 GIDs on
+# eroce1/eroce2 within SECS seconds
+vlan_pair_add() {
+	local vid=$1 secs=$2
+	ns1 ip link add link veth1 name "veth1.$vid" type vlan id "$vid" &&
+		ns2 ip link add link veth2 name "veth2.$vid" type vlan id "$vid" &&
+		ns1 ip addr add "198.18.$vid.1/24" dev "veth1.$vid" &&
+		ns2 ip addr add "198.18.$vid.2/24" dev "veth2.$vid" &&
+		ns1 ip link set "veth1.$vid" up && ns2 ip link set "veth2.$vid" up &&
+		wait_for "$secs" has_gid eroce1 "$(ipv4_gid "198.18.$vid.1")" &&
+		wait_for "$secs" has_gid eroce2 "$(ipv4_gid "198.18.$vid.2")"
+}
+
 # pair_gids: G1/G2, the IPv4-mapped GID indexes of eroce1/eroce2
 pair_gids() {
 	# shellcheck disable=SC2034  # used by the test scripts

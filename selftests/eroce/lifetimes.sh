@@ -101,13 +101,7 @@ vlan_gone_under_sr() {
 	local spid cpid crc g1 g2 i placed running n
 	local INTEGRITY="$EROCE_ROOT/selftests/tools/eroce_integrity"
 
-	ns1 ip link add link veth1 name veth1.200 type vlan id 200 &&
-		ns2 ip link add link veth2 name veth2.200 type vlan id 200 &&
-		ns1 ip addr add 198.18.200.1/24 dev veth1.200 &&
-		ns2 ip addr add 198.18.200.2/24 dev veth2.200 &&
-		ns1 ip link set veth1.200 up && ns2 ip link set veth2.200 up &&
-		wait_for 10 has_gid eroce1 "$(ipv4_gid 198.18.200.1)" &&
-		wait_for 10 has_gid eroce2 "$(ipv4_gid 198.18.200.2)" ||
+	vlan_pair_add 200 10 ||
 		{ ktap_fail vlan_gone_under_sr_setup "VLAN 200 GIDs did not appear"; ktap_skip vlan_gone_under_sr_packets_kept "no setup"; ktap_skip vlan_gone_under_sr_ends "no setup"; ktap_skip vlan_gone_under_sr_device_survives "no setup"; return; }
 	ktap_ok vlan_gone_under_sr_setup
 	g1=$(gid_index_of eroce1 198.18.200.1)

@@ -47,13 +47,7 @@ MCAST_RESULTS="attach attach_joins_netdev refused deliver hop_limit loopback det
 
 # vlan_gids: VLAN 100 on veth1 and veth2, GV1/GV2 their GIDs' indexes
 vlan_gids() {
-	ns1 ip link add link veth1 name veth1.100 type vlan id 100 &&
-		ns2 ip link add link veth2 name veth2.100 type vlan id 100 &&
-		ns1 ip addr add 198.18.100.1/24 dev veth1.100 &&
-		ns2 ip addr add 198.18.100.2/24 dev veth2.100 &&
-		ns1 ip link set veth1.100 up && ns2 ip link set veth2.100 up &&
-		wait_for 30 has_gid eroce1 "$(ipv4_gid 198.18.100.1)" &&
-		wait_for 30 has_gid eroce2 "$(ipv4_gid 198.18.100.2)" || return
+	vlan_pair_add 100 30 || return
 	GV1=$(gid_index_of eroce1 198.18.100.1) &&
 		GV2=$(gid_index_of eroce2 198.18.100.2)
 }
