@@ -123,9 +123,8 @@ static int eroce_mcast_ip_membership(struct net_device *ndev,
 }
 
 /* join @grp's address on @ndev and remember that it did */
-static int eroce_mcg_join_dev(struct net_device *ndev, int vid, void *arg)
+static int eroce_mcg_join_dev(struct net_device *ndev, struct eroce_mcg *grp)
 {
-	struct eroce_mcg *grp = arg;
 	struct eroce_mcg_dev *md;
 	int err;
 
@@ -137,12 +136,19 @@ static int eroce_mcg_join_dev(struct net_device *ndev, int vid, void *arg)
 					true);
 	if (err) {
 		kfree(md);
-		/* a VLAN device without IPv4 or IPv6 has no use for it */
-		return vid ? 0 : err;
+		return err;
 	}
 	md->ifindex = ndev->ifindex;
 	list_add_tail(&md->node, &grp->devs);
 	return 0;
+}
+
+/* vlan_for_each() callback: a VLAN device without IPv4 or IPv6 is skipped */
+static int eroce_mcg_join_vlan(struct net_device *vlan_dev, int vid, void *grp)
+{
+	int err = eroce_mcg_join_dev(vlan_dev, grp);
+
+	return err == -ENOMEM ? err : 0;
 }
 
 /* leave @grp on the netdevs it was joined on that still exist */
@@ -180,9 +186,9 @@ static int eroce_mcg_join(struct eroce_dev *edev, struct eroce_mcg *grp)
 	if (!ndev)
 		return -ENODEV;
 	rtnl_lock();
-	err = eroce_mcg_join_dev(ndev, 0, grp);
+	err = eroce_mcg_join_dev(ndev, grp);
 	if (!err)
-		err = vlan_for_each(ndev, eroce_mcg_join_dev, grp);
+		err = vlan_for_each(ndev, eroce_mcg_join_vlan, grp);
 	rtnl_unlock();
 	dev_put(ndev);
 	if (err)
