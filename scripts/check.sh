@@ -10,7 +10,8 @@
 #           packaging warning fails the stage
 #   unit    `make unit` (tests/unit, closing "N passed, N failed" line)
 #   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise),
-#           EROCE_VM_GROUP of them (default 3) per guest, packaging.sh last
+#           EROCE_VM_GROUP of them (default 3) per guest, EROCE_VM_JOBS
+#           guests (default 2) at once, packaging.sh last
 #   lab     selftests/run_lab.sh selftests/lab/*.sh (two guests joined by
 #           virtio-net on taps through a bridge; closing line likewise)
 # The counts of all stages are summed; the last line of the output is
@@ -77,7 +78,8 @@ stage_vm() {
 		count 0 1
 		return
 	fi
-	"$ROOT/selftests/run_vm.sh" --group "${EROCE_VM_GROUP:-3}" "${tests[@]}" 2>&1 |
+	"$ROOT/selftests/run_vm.sh" --group "${EROCE_VM_GROUP:-3}" \
+		--jobs "${EROCE_VM_JOBS:-2}" "${tests[@]}" 2>&1 |
 		tee "$LOG/vm.log" || rc=$?
 	summed vm "$LOG/vm.log" $rc
 }

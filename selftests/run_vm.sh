@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# run_vm.sh [--show] [--timeout SECS] [--group N] [--kver KVER]
+# run_vm.sh [--show] [--timeout SECS] [--group N] [--jobs N] [--kver KVER]
 #           [--kernel DIR [--module KO]] [--env NAME=VALUE]... TEST.sh...
 #
 # Runs each test script in its own QEMU guest (TCG, no network device) that
@@ -24,6 +24,9 @@
 # (processes, namespaces, devices, modules, rules, sysctls), and a script
 # that leaves something it cannot undo fails.  A guest that dies takes the
 # rest of its group with it: those scripts fail as "not run".
+# --jobs N (or EROCE_VM_JOBS=N) runs up to N guests at once (default 1;
+# not with --show); the results are printed in the order of the scripts
+# all the same, each guest's once it and those before it have ended.
 #
 # --kernel DIR (or EROCE_VM_KERNEL=DIR) boots instead the debug kernel that
 # selftests/vm/build-debug-kernel.sh built in DIR, with its own modules, and
@@ -65,6 +68,7 @@ TIMEOUT=300
 TIMEOUT_SET=0
 T=300			# timeout of the guest being run (its tests' sum)
 GROUP=${EROCE_VM_GROUP:-1}
+JOBS=${EROCE_VM_JOBS:-1}
 KVER=${KVER:-}
 KERNEL_DIR=${EROCE_VM_KERNEL:-}
 MODULE=${EROCE_VM_MODULE:-}
@@ -75,7 +79,7 @@ FAILED=0
 SKIPPED=0
 
 usage() {
-	echo "usage: $0 [--show] [--timeout SECS] [--group N] [--kver KVER] [--kernel DIR [--module KO]] [--env NAME=VALUE]... TEST.sh..." >&2
+	echo "usage: $0 [--show] [--timeout SECS] [--group N] [--jobs N] [--kver KVER] [--kernel DIR [--module KO]] [--env NAME=VALUE]... TEST.sh..." >&2
 	exit 2
 }
 
@@ -85,6 +89,7 @@ parse_args() {
 		--show) SHOW=1 ;;
 		--timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; TIMEOUT_SET=1; shift ;;
 		--group) [ $# -ge 2 ] || usage; GROUP=$2; shift ;;
+		--jobs) [ $# -ge 2 ] || usage; JOBS=$2; shift ;;
 		--kver) [ $# -ge 2 ] || usage; KVER=$2; shift ;;
 		--kernel) [ $# -ge 2 ] || usage; KERNEL_DIR=$2; shift ;;
 		--module) [ $# -ge 2 ] || usage; MODULE=$2; MODULE_ARG=1; shift ;;
@@ -101,6 +106,9 @@ parse_args() {
 	[ $# -gt 0 ] || usage
 	case "$TIMEOUT" in ''|*[!0-9]*) usage ;; esac
 	case "$GROUP" in ''|*[!0-9]*|0) usage ;; esac
+	case "$JOBS" in ''|*[!0-9]*|0) usage ;; esac
+	# live output of several guests at once would interleave
+	[ $SHOW = 0 ] || JOBS=1
 	TESTS=("$@")
 	if [ -n "${MODULE_ARG:-}" ] && [ -z "$KERNEL_DIR" ]; then
 		echo "run_vm: --module goes with --kernel (the distribution kernel loads the tree's eroce.ko)" >&2
@@ -447,12 +455,89 @@ run_group() {
 	[ $bad = 1 ] || [ -s "$dir/reboot" ] || rm -rf "$dir"
 }
 
+# The guests that run at once (--jobs): each group's KTAP and counts go
+# to files under JOBDIR, named by its first test's number; flush prints
+# them in order, as far as the groups before have ended.
+JOBDIR=
+PENDING=()	# first test numbers of the groups started, not yet printed
+RUNNING=0
+
+# start_group N TEST...: run_group in the background
+start_group() {
+	local n=$1
+
+	while [ "$RUNNING" -ge "$JOBS" ]; do
+		wait -n || true
+		RUNNING=$((RUNNING - 1))
+		flush
+	done
+	# shellcheck disable=SC2030  # the group's own counts, in a file
+	(
+		PASSED=0 FAILED=0 SKIPPED=0
+		run_group "$@" >"$JOBDIR/$n.ktap" 2>&1
+		echo "$PASSED $FAILED $SKIPPED" >"$JOBDIR/$n.counts.tmp"
+		mv "$JOBDIR/$n.counts.tmp" "$JOBDIR/$n.counts"
+	) &
+	PENDING+=("$n")
+	RUNNING=$((RUNNING + 1))
+}
+
+# flush: print the groups that ended, in order, up to the first still
+# running; a group whose subshell died without counts is one failure
+# shellcheck disable=SC2031  # the parent's counts, not the groups'
+flush() {
+	local n p f s
+
+	while [ ${#PENDING[@]} != 0 ]; do
+		n=${PENDING[0]}
+		if [ ! -f "$JOBDIR/$n.counts" ]; then
+			[ "${1:-}" = all ] || return 0
+			cat "$JOBDIR/$n.ktap" 2>/dev/null
+			echo "not ok $n (group from test $n) # its runner ended without a result"
+			FAILED=$((FAILED + 1))
+		else
+			cat "$JOBDIR/$n.ktap"
+			read -r p f s <"$JOBDIR/$n.counts"
+			PASSED=$((PASSED + p))
+			FAILED=$((FAILED + f))
+			SKIPPED=$((SKIPPED + s))
+		fi
+		PENDING=("${PENDING[@]:1}")
+	done
+}
+
+# missing N TEST: test N does not exist, a failure in its place
+missing() {
+	if [ "$JOBS" = 1 ]; then
+		echo "not ok $1 $2 # no such test script"
+		FAILED=$((FAILED + 1))
+		return
+	fi
+	echo "not ok $1 $2 # no such test script" >"$JOBDIR/$1.ktap"
+	echo "0 1 0" >"$JOBDIR/$1.counts"
+	PENDING+=("$1")
+	flush
+}
+
+# run_or_start N TEST...: the group now (one job) or in the background
+run_or_start() {
+	if [ "$JOBS" = 1 ]; then
+		run_group "$@"
+	else
+		start_group "$@"
+	fi
+}
+
 main() {
 	local n=0 t abs first=1 group=()
 
 	parse_args "$@"
 	check_host
 	prepare_images
+	if [ "$JOBS" != 1 ]; then
+		JOBDIR=$(mktemp -d "$OUT/runs/jobs.XXXXXX")
+		trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$JOBDIR"' EXIT
+	fi
 	echo "KTAP version 1"
 	echo "1..${#TESTS[@]}"
 	[ $DEBUG = 0 ] ||
@@ -461,20 +546,23 @@ main() {
 		n=$((n + 1))
 		abs=$(readlink -f "$t" 2>/dev/null || echo "$t")
 		if [ ! -f "$abs" ]; then
-			[ ${#group[@]} = 0 ] || run_group "$first" "${group[@]}"
+			[ ${#group[@]} = 0 ] || run_or_start "$first" "${group[@]}"
 			group=()
-			echo "not ok $n $t # no such test script"
-			FAILED=$((FAILED + 1))
+			missing "$n" "$t"
 			continue
 		fi
 		[ ${#group[@]} != 0 ] || first=$n
 		group+=("$abs")
 		if [ ${#group[@]} = "$GROUP" ]; then
-			run_group "$first" "${group[@]}"
+			run_or_start "$first" "${group[@]}"
 			group=()
 		fi
 	done
-	[ ${#group[@]} = 0 ] || run_group "$first" "${group[@]}"
+	[ ${#group[@]} = 0 ] || run_or_start "$first" "${group[@]}"
+	if [ "$JOBS" != 1 ]; then
+		wait
+		flush all
+	fi
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ $FAILED = 0 ]
 }
