@@ -98,17 +98,23 @@ stage_lab() {
 	summed lab "$LOG/lab.log" $rc
 }
 
+# timed TITLE STAGE: run STAGE between two lines that say its time
+timed() {
+	local start=$SECONDS
+
+	say "$1"
+	"$2"
+	say "$1: $((SECONDS - start)) s"
+}
+
 main() {
 	mkdir -p "$LOG"
 	say "kernel $(RT=${RT:-} "$ROOT/scripts/kver.sh")"
-	say "build"
-	stage_build
-	say "unit tests"
-	stage_unit
-	say "VM tests"
-	stage_vm
-	say "two-host lab"
-	stage_lab
+	timed build stage_build
+	timed "unit tests" stage_unit
+	timed "VM tests" stage_vm
+	timed "two-host lab" stage_lab
+	say "all stages: $SECONDS s"
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ "$FAILED" = 0 ]
 }
