@@ -40,7 +40,7 @@
 # one per message and fail these bounds.
 # The figures go to the KTAP log (Documentation/bench.rst quotes them).
 # On the debug kernel every run has an eighth of the iterations (N1/N2
-# 125/1250, pingpong 25/250) and a bound missed is a skip (ktap_bound):
+# 125/625, pingpong 25/125) and a bound missed is a skip (ktap_bound):
 # how often a post finds the kernel idle depends on how fast the peer is.
 # And only the delayed ib_write_bw (doorbells, and posts the completer
 # sends) and the pingpong with events (receives and CQ arming in shared
@@ -55,11 +55,11 @@ set -u -o pipefail
 SRV=198.18.0.2
 TRACE=$RDMA_TMP/strace.out
 # iterations N1 and N2 of the perftest runs and of the pingpong runs; on
-# the debug kernel an eighth, N2 still 10 N1
+# the debug kernel an eighth, N2 still 5 N1
 BW_N1=$(debug_scaled 1000)
-BW_N2=$(debug_scaled 10000)
+BW_N2=$(debug_scaled 5000)
 PP_N1=$(debug_scaled 200)
-PP_N2=$(debug_scaled 2000)
+PP_N2=$(debug_scaled 1000)
 # the workloads the debug kernel's subset keeps (lib.sh debug_subset)
 DEBUG_KEEP="write_bw_delayed_syscalls_per_message pingpong_events_reads_per_message"
 
