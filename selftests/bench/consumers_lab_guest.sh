@@ -99,7 +99,7 @@ row() {
 	local note=${3:-}
 	[ -n "$2" ] || note=${note:-failed}
 	[ -n "$2" ] || FAILS=$((FAILS + 1))
-	echo "CONS-ROW: $T,$1,${2:--},$(tr ',\n' '; ' <<<"$note" | sed 's/[; ]*$//' | cut -c1-100)"
+	echo "CONS-ROW: $T,$1,${2:--},$(tr ',\n' '; ' <<<"$note" | sed 's/[; ]*$//' | cut -c1-160)"
 }
 
 # rows_failed C WHY: a "-" row for each measurement of consumer C
@@ -184,6 +184,8 @@ ini_nvme() {
 	fi
 	if ! run nvme_host_connect "$NQN" "$TGT_IP" "$INI_IP" "$tr"; then
 		rows_failed nvme "nvme connect -t $tr failed: $(tail -n 1 <<<"$LAST_OUT")"
+		# connected but without its namespace: let go of it
+		nvme_host_disconnect "$NQN" >/dev/null 2>&1
 		return
 	fi
 	dev=$(nvme_dev "$NQN")
@@ -245,7 +247,7 @@ backing() {
 	local avail
 	avail=$(mem_avail_mib)
 	if [ "$avail" -lt $((DISK_MIB + 128)) ]; then
-		echo "MemAvailable $avail MiB: no room for a $DISK_MIB MiB LUN (run_lab.sh --mem, CONS_DISK_MIB)"
+		echo "MemAvailable $avail MiB: no room for a $DISK_MIB MiB LUN (CONS_LAB_MEM, CONS_DISK_MIB)"
 		return 1
 	fi
 	dd if=/dev/zero of="$BACKING" bs=1M count="$DISK_MIB" status=none

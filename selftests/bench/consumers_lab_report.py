@@ -40,12 +40,13 @@ def main():
     info = read_csv(os.path.join(out, "info.csv"))
     facts = read_csv(os.path.join(out, "facts.csv"))
 
+    # the failed measurements, one line per transport and reason
     mbs, notes = {}, defaultdict(list)
     for r in rows:
         k = (r["transport"], r["test"])
         mbs[k] = num(r["mbs"])
         if r["note"]:
-            notes[r["test"]].append(f"{r['transport']}: {r['note']}")
+            notes[(r["transport"], r["note"])].append(r["test"])
     tests = [t for t in TESTS if any(k[1] == t for k in mbs)]
     tests += sorted({k[1] for k in mbs} - set(tests))
 
@@ -70,12 +71,11 @@ def main():
         e, x, c = (mbs.get((p, t)) for p in TRANSPORTS)
         P(f"{t:<22}|{fmt(e)}{fmt(x)}{fmt(c)} |{fmtr(ratio(e, x))}{fmtr(ratio(e, c))}")
 
-    failed = [(t, n) for t in tests for n in notes[t]]
-    if failed:
+    if notes:
         P("")
         P("failed measurements:")
-        for t, n in failed:
-            P(f"  {t}, {n}")
+        for (p, n), ts in notes.items():
+            P(f"  {p} {', '.join(ts)}: {n}")
 
     P("")
     P("== the path ==")
@@ -106,7 +106,7 @@ def main():
             if p == "eroce":
                 # a counter that did not move has no fact: 0
                 parts += [f"{c} {d.get('rdma_' + c, 0)}" for c in EROCE_FACTS]
-                drops = [f"{n[5:]} {x}" for n, x in d.items() if n.startswith("rdma_rx_drop_")]
+                drops = [f"{n[13:]} {x}" for n, x in d.items() if n.startswith("rdma_rx_drop_")]
                 parts.append("rx_drop_* " + (", ".join(drops) if drops else "0"))
             elif p == "rxe":
                 rx = [f"{n[5:]} {x}" for n, x in d.items() if n.startswith("rdma_")]
