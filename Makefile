@@ -28,7 +28,7 @@ ifeq ($(RT),1)
 DEB_PKGS += linux-image-rt-amd64
 endif
 
-.PHONY: all modules provider tools install deps check unit vmtest lab demo bench bench-lab bench-local bench-loss bench-topo bench-consumers soak lint clean
+.PHONY: all modules provider tools install deps check unit vmtest lab demo bench bench-lab bench-local bench-loss bench-topo bench-consumers bench-consumers-lab soak lint clean
 .PHONY: dkms-src dkms-install dkms-remove deb
 
 all: modules provider tools
@@ -153,6 +153,11 @@ bench-topo: deps all
 # NVMe-oF and NFS over RDMA on eroce and on rdma_rxe, one guest
 bench-consumers: deps all
 	selftests/run_vm.sh --show selftests/bench/consumers_guest.sh
+
+# NVMe-oF, NFS and iSCSI between two guests of the lab (target, initiator)
+# over eroce, rdma_rxe and TCP (Documentation/bench.rst)
+bench-consumers-lab: deps all
+	selftests/bench/consumers_lab.sh
 
 # scale.sh at full size (10 waves of 1,000 rdma_cm connections, 100,000
 # MR registrations), then SOAK_MINUTES (default 30) of mixed traffic

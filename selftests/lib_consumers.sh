@@ -8,12 +8,14 @@
 #   NVMe over Fabrics  nvmet_export, nvmet_unexport (target, configfs),
 #                      nvme_host_connect, nvme_host_disconnect, nvme_dev,
 #                      nvme_connected (host, nvme-cli)
-#   NFS over RDMA      nfs_server_start, nfs_server_stop, nfs_mount_rdma
+#   NFS over RDMA      nfs_server_start, nfs_server_stop, nfs_mount_rdma,
+#                      nfs_mount (RDMA or TCP)
 #   LIO (SCSI target)  lio_backstore_add, lio_backstore_del,
 #                      lio_configfs_umount
 #   iSER               iser_target_setup, iser_target_teardown (LIO),
 #                      iscsid_start, iscsid_stop, iser_discovered,
-#                      iser_login, iser_logout, iser_disk (open-iscsi)
+#                      iser_login, iscsi_login (iSER or TCP),
+#                      iser_logout, iser_disk (open-iscsi)
 #   SRP                gid0_hex, srpt_service_guid, srp_target_setup,
 #                      srp_target_teardown (LIO, ib_srpt),
 #                      srp_add_target, srp_scsi_host, srp_disk,
@@ -22,11 +24,13 @@
 
 NVMET_CFG=/sys/kernel/config/nvmet
 
-# nvmet_export NQN FILE SIZE IP: subsystem NQN with one namespace on FILE
-# (created with SIZE, e.g. 64M; put it on tmpfs: an overlayfs inode has no
-# block size for nvmet to use) on RDMA port 1, IP:4420
+# nvmet_export NQN FILE SIZE IP [TRTYPE]: subsystem NQN with one namespace
+# on FILE (created with SIZE, e.g. 64M; put it on tmpfs: an overlayfs inode
+# has no block size for nvmet to use) on port 1, IP:4420, transport
+# TRTYPE (default rdma; tcp: NVMe/TCP, nvmet-tcp)
 nvmet_export() {
 	local nqn=$1 file=$2 s=$NVMET_CFG/subsystems/$1 p=$NVMET_CFG/ports/1
+	local tr=${5:-rdma}
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return
 	truncate -s "$3" "$file" &&
 		mkdir "$s" && echo 1 >"$s/attr_allow_any_host" &&
@@ -34,7 +38,7 @@ nvmet_export() {
 		echo "$file" >"$s/namespaces/1/device_path" &&
 		echo 1 >"$s/namespaces/1/buffered_io" &&
 		echo 1 >"$s/namespaces/1/enable" &&
-		mkdir "$p" && echo rdma >"$p/addr_trtype" &&
+		mkdir "$p" && echo "$tr" >"$p/addr_trtype" &&
 		echo ipv4 >"$p/addr_adrfam" && echo "$4" >"$p/addr_traddr" &&
 		echo 4420 >"$p/addr_trsvcid" &&
 		ln -s "$s" "$p/subsystems/$nqn"
@@ -73,10 +77,11 @@ nvme_connected() {
 		[ "$(cat "/sys/block/$d/size" 2>/dev/null || echo 0)" -gt 0 ]
 }
 
-# nvme_host_connect NQN TARGET_IP HOST_IP: connect from HOST_IP (which
-# picks the host's RDMA device), 2 I/O queues of 32
+# nvme_host_connect NQN TARGET_IP HOST_IP [TRTYPE]: connect from HOST_IP
+# (which picks the host's RDMA device), 2 I/O queues of 32, transport
+# TRTYPE (default rdma; tcp: NVMe/TCP)
 nvme_host_connect() {
-	timeout "$(tmo 60)" nvme connect -t rdma -n "$1" -a "$2" -s 4420 \
+	timeout "$(tmo 60)" nvme connect -t "${4:-rdma}" -n "$1" -a "$2" -s 4420 \
 		-w "$3" -Q 32 -i 2 && wait_for 30 nvme_connected "$1"
 }
 
@@ -84,8 +89,9 @@ nvme_host_disconnect() {
 	timeout "$(tmo 60)" nvme disconnect -n "$1"
 }
 
-# nfs_server_start EXPORT NET: nfsd (NFSv3) exporting a fresh tmpfs at
-# EXPORT to NET, listening on RDMA port 20049
+# nfs_server_start EXPORT NET [PROTO]: nfsd (NFSv3) exporting a fresh tmpfs
+# at EXPORT to NET, listening on TCP (and UDP) port 2049 and, unless PROTO
+# is tcp, on RDMA port 20049
 nfs_server_start() {
 	mkdir -p "$1" && mount -t tmpfs -o size=256m eroce-nfs "$1" || return
 	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd || return
@@ -93,7 +99,8 @@ nfs_server_start() {
 	pgrep -x rpcbind >/dev/null || rpcbind || return
 	exportfs -o rw,sync,fsid=77,no_root_squash,insecure,no_subtree_check \
 		"$2:$1" || return
-	rpc.mountd && rpc.nfsd -N 4 4 && echo "rdma 20049" >/proc/fs/nfsd/portlist
+	rpc.mountd && rpc.nfsd -N 4 4 || return
+	[ "${3:-rdma}" = tcp ] || echo "rdma 20049" >/proc/fs/nfsd/portlist
 }
 
 # nfs_server_stop EXPORT: undo nfs_server_start
@@ -113,6 +120,17 @@ nfs_mount_rdma() {
 	mkdir -p "$3" &&
 		timeout "$(tmo 60)" mount -t nfs -o vers=3,proto=rdma,port=20049,mountproto=tcp \
 			"$1:$2" "$3"
+}
+
+# nfs_mount PROTO SERVER_IP EXPORT MNT: NFSv3 over PROTO (rdma: port
+# 20049, tcp: 2049), mount protocol over TCP, without the lock protocol
+# (a client on another host would need its own rpcbind and rpc.statd)
+nfs_mount() {
+	local port=2049
+	[ "$1" != rdma ] || port=20049
+	mkdir -p "$4" &&
+		timeout "$(tmo 60)" mount -t nfs \
+			-o "vers=3,proto=$1,port=$port,mountproto=tcp,nolock" "$2:$3" "$4"
 }
 
 # ---- LIO, the kernel's SCSI target -------------------------------------------
@@ -159,22 +177,24 @@ lio_configfs_umount() {
 
 # ---- iSER --------------------------------------------------------------------
 
-# iser_target_setup IQN PORTAL FILE MIB: a LIO iSCSI target IQN with one
-# LUN on lio_backstore_add FILE MIB, open to any initiator, and a portal
-# PORTAL (IP:PORT) with iSER on
+# iser_target_setup IQN PORTAL FILE MIB [TRANSPORT]: a LIO iSCSI target
+# IQN with one LUN on lio_backstore_add FILE MIB, open to any initiator,
+# and a portal PORTAL (IP:PORT) with iSER on (TRANSPORT tcp: iSCSI over
+# TCP only)
 iser_target_setup() {
-	local t=$LIO_CF/iscsi/$1/tpgt_1 p=$2
+	local t=$LIO_CF/iscsi/$1/tpgt_1 p=$2 iser=1
+	[ "${5:-iser}" != tcp ] || iser=0
 	lio_backstore_add "$3" "$4" && modprobe iscsi_target_mod || return
 	mkdir -p "$t/lun/lun_0" &&
 		ln -s "$LIO_CF/core/fileio_0/eroce0" "$t/lun/lun_0/eroce0" &&
 		mkdir "$t/np/$p" &&
-		echo 1 >"$t/np/$p/iser" &&
+		{ [ "$iser" = 0 ] || echo 1 >"$t/np/$p/iser"; } &&
 		echo 0 >"$t/attrib/authentication" &&
 		echo 1 >"$t/attrib/generate_node_acls" &&
 		echo 0 >"$t/attrib/demo_mode_write_protect" &&
 		echo 1 >"$t/attrib/cache_dynamic_acls" &&
 		echo 1 >"$t/enable" &&
-		[ "$(cat "$t/np/$p/iser")" = 1 ]
+		[ "$(cat "$t/np/$p/iser")" = "$iser" ]
 }
 
 # iser_target_teardown IQN PORTAL FILE: undo iser_target_setup, then
@@ -218,7 +238,13 @@ iser_discovered() {
 # iser_login IQN PORTAL: log in to the discovered node with the iser
 # transport
 iser_login() {
-	iscsiadm -m node -T "$1" -p "$2" -o update -n iface.transport_name -v iser >/dev/null 2>&1
+	iscsi_login "$1" "$2" iser
+}
+
+# iscsi_login IQN PORTAL TRANSPORT: log in to the discovered node with
+# open-iscsi's TRANSPORT (iser, tcp)
+iscsi_login() {
+	iscsiadm -m node -T "$1" -p "$2" -o update -n iface.transport_name -v "$3" >/dev/null 2>&1
 	timeout "$(tmo 90)" iscsiadm -m node -T "$1" -p "$2" --login
 }
 
