@@ -197,14 +197,20 @@ lab_switch_wait() {
 
 # lab_qdisc_stat DEV KIND FIELD: a counter of the first qdisc KIND (netem,
 # red, tbf, htb, fq_codel) on DEV, from tc -s: "sent" and "dropped"
-# (packets), "marked" (red's, or fq_codel's ecn_mark); empty when absent
+# (packets), "marked" (red's, or fq_codel's ecn_mark), or any other
+# "NAME VALUE" of its statistics ("early", "pdrop": red's drops before
+# the queue is full, of packets it cannot mark, and when it is full);
+# empty when absent
 lab_qdisc_stat() {
 	tc -s qdisc show dev "$1" | awk -v k="$2" -v f="$3" '
 		/^qdisc / { on = ($2 == k); next }
 		!on { next }
 		f == "sent" && $1 == "Sent" { print $4; exit }
 		f == "dropped" && $1 == "Sent" { v = $7; sub(",", "", v); print v; exit }
-		f == "marked" { for (i = 1; i < NF; i++) if ($i == "marked" || $i == "ecn_mark") { print $(i + 1); exit } }'
+		f != "sent" && f != "dropped" {
+			for (i = 1; i < NF; i++)
+				if ($i == f || (f == "marked" && $i == "ecn_mark")) { print $(i + 1); exit }
+		}'
 }
 
 # ---- waiting -----------------------------------------------------------------
