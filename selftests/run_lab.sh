@@ -33,7 +33,24 @@
 # environment, e.g.
 #   # lab-switch: tc qdisc add dev $TAP1 root netem loss 1%
 #   # lab-switch: ip link set $BR type bridge vlan_filtering 1
-# A command that fails fails the script (not run).  --mtu MTU sets the
+# A command that fails fails the script (not run).  The host's kernel
+# lacks netem, red, fq_codel and more: for those a script asks for a
+# switch guest instead.
+#
+# The switch guest: a script with "# lab-switch-guest: yes" among its
+# first 20 lines gets one more guest, index N after the N hosts (1 vCPU,
+# 512 MiB, the same vmlinux and initramfs), with one virtio-net NIC per
+# host (swtapI, MAC 52:54:00:e0:1b:(I+1)); in the namespace a bridge brI
+# joins only tapI and swtapI (no br0; BR is empty for "# lab-switch:"
+# lines), and inside the switch guest lib_lab.sh's lab_setup bridges its
+# NICs.  The same script runs there with EROCE_LAB_ROLE=switch and
+# EROCE_LAB_INDEX=EROCE_LAB_SWITCH=N (the hosts get EROCE_LAB_ROLE=host
+# and EROCE_LAB_SWITCH=N): it sets the switch's qdiscs and talks to the
+# hosts through the shared folder.  Its KTAP is one more subtest,
+# "switch", and its verdict counts as a guest's.  With --stream, or
+# without taps, such a script is skipped and says so.
+#
+# --mtu MTU sets the
 # MTU of the taps and the bridge and, through EROCE_LAB_MTU, of the
 # guests' NICs (default 1500).
 #
