@@ -19,10 +19,15 @@
 # Every byte is checked on both sides (each requires "ok N bytes checked"
 # for its exact N), each transfer ends within its deadline (-t, 100 s)
 # and no QP ran out of retries.  The counters show the recovery:
-#   guest0  retransmitted_packets moved; gbn: retransmits_by_nak or
-#           retransmit_timeouts moved, no tlp_probes and no
-#           selective_retransmits; tlp: tlp_probes moved, no
-#           selective_retransmits; sr: selective_retransmits moved
+#   guest0  seq_err_naks_rcvd and retransmits_by_nak moved (a packet went
+#           missing ahead of another: the path does not reorder, so it
+#           was lost) and retransmitted_packets; gbn: no tlp_probes and
+#           no selective_retransmits; tlp: tlp_probes moved, no
+#           selective_retransmits; sr: selective_retransmits moved.
+#           Timeouts and probes are not evidence of loss: under TCG a
+#           QP's 67 ms timer and two round trips expire without it
+#           (measured without loss: retransmit_timeouts +5..12,
+#           tlp_probes +105, retransmitted_packets +21..113)
 #   guest1  seq_err_naks_sent moved (a request after a hole); sr:
 #           ooo_packets_placed moved (it kept packets after a hole)
 #   switch  its netem's drop counter moved during each mode's transfers
@@ -165,11 +170,11 @@ recovery() {
 		eq0 "$c" || bad+="$c +$(delta "$c"); "
 	done
 	if [ "$LAB_I" = 0 ]; then
-		gt0 retransmitted_packets || bad+="no retransmitted_packets; "
+		for c in seq_err_naks_rcvd retransmits_by_nak retransmitted_packets; do
+			gt0 "$c" || bad+="no $c; "
+		done
 		case "$m" in
 		gbn)
-			gt0 retransmits_by_nak retransmit_timeouts ||
-				bad+="neither retransmits_by_nak nor retransmit_timeouts; "
 			eq0 tlp_probes || bad+="tlp_probes +$(delta tlp_probes) with gbn; "
 			eq0 selective_retransmits ||
 				bad+="selective_retransmits +$(delta selective_retransmits) with gbn; " ;;
