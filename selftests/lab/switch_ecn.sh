@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# vm-timeout: 420
+# vm-timeout: 600
 # lab-switch-guest: yes
 #
 # switch_ecn.sh: an ECN-marking bottleneck on the switch, and DCQCN
