@@ -14,6 +14,11 @@
 #               active, IPv4 GID present)
 #   waiting     lab_signal NAME [VALUE], lab_wait NAME [SECS] [I...],
 #               lab_barrier NAME [SECS], lab_get NAME I [SECS]
+#   switch      with a switch guest (# lab-switch-guest: yes): LAB_ROLE
+#               (host or switch), LAB_SWITCH (its index, LAB_N: the hosts
+#               are 0..LAB_N-1), lab_is_switch, lab_switch_port I,
+#               lab_switch_ready, lab_switch_wait [SECS],
+#               lab_qdisc_stat DEV KIND FIELD
 # Guest I has 198.18.10.(1+I)/24 and 2001:db8:10::(1+I)/64 on the NIC.
 # A wait that times out returns 1 (the script fails that subtest, it
 # never hangs); it also returns 1 at once when the guest it waits for has
@@ -26,6 +31,10 @@ LAB_SHARED=${EROCE_LAB_SHARED:-/run/eroce-lab}
 # seconds a wait lasts by default: the guests boot at the same time on a
 # shared machine, under TCG, and may be far apart
 LAB_WAIT=${EROCE_LAB_WAIT:-180}
+# with a switch guest: this guest's role, host or switch, and the switch
+# guest's index (LAB_N: LAB_N and lab_barrier count the hosts only)
+LAB_ROLE=${EROCE_LAB_ROLE:-host}
+LAB_SWITCH=${EROCE_LAB_SWITCH:-}
 LAB_IF=
 LAB_IP=
 LAB_IP6=
@@ -105,7 +114,11 @@ lab_nic_up() {
 lab_setup() {
 	lab_mount_shared || { echo "cannot mount the shared folder"; return 1; }
 	trap lab_exit_note EXIT
-	lab_nic_up
+	if lab_is_switch; then
+		lab_switch_up
+	else
+		lab_nic_up
+	fi
 }
 
 # lab_exit_note: this guest's script has ended (peers stop waiting on it)
@@ -119,6 +132,85 @@ lab_rdma_link() {
 	rdma link add "$1" type "$2" netdev "$LAB_IF" &&
 		wait_for 30 port_state_is "$1" "4: ACTIVE" &&
 		wait_for 30 has_gid "$1" "$(ipv4_gid "$LAB_IP")"
+}
+
+# ---- the switch guest --------------------------------------------------------
+#
+# With "# lab-switch-guest: yes" the runner boots one more guest, index
+# LAB_N, with one virtio-net NIC per host (MAC 52:54:00:e0:1b:(I+1), its
+# link to host I) and the role "switch": lab_setup there bridges the NICs
+# (br0, no STP, MTU EROCE_LAB_MTU, no address) instead of bringing up an
+# addressed NIC; the script then sets the qdiscs of lab_switch_port I
+# (the egress towards host I), tells the hosts (lab_switch_ready) and
+# learns when they are done (lab_wait NAME, which waits for the hosts).
+
+# lab_is_switch: this guest is the switch
+lab_is_switch() {
+	[ "$LAB_ROLE" = switch ]
+}
+
+# lab_switch_port I: the switch guest's NIC towards host I
+lab_switch_port() {
+	local n mac
+	mac=52:54:00:e0:1b:$(printf %02x $(($1 + 1)))
+	for n in /sys/class/net/*; do
+		[ "$(read_file "$n/address")" = "$mac" ] || continue
+		echo "${n##*/}"
+		return 0
+	done
+	return 1
+}
+
+# lab_switch_ports_found: every host's port is there
+lab_switch_ports_found() {
+	local i
+	for ((i = 0; i < LAB_N; i++)); do
+		lab_switch_port "$i" >/dev/null || return
+	done
+}
+
+# lab_switch_up: the switch guest's NICs, one per host, joined by br0
+lab_switch_up() {
+	local i p mtu=${EROCE_LAB_MTU:-1500}
+	lab_nic_drivers || return
+	wait_for 20 lab_switch_ports_found || { echo "not every host's port is there"; return 1; }
+	# no STP: a port forwards as soon as it is up
+	ip link add br0 type bridge stp_state 0 forward_delay 0 &&
+		ip link set br0 mtu "$mtu" up || return
+	for ((i = 0; i < LAB_N; i++)); do
+		p=$(lab_switch_port "$i")
+		ip link set dev "$p" mtu "$mtu" master br0 up || return
+	done
+	LAB_IF=br0
+	hostname eroce-labsw
+}
+
+# lab_switch_ready: (the switch) its qdiscs are set, the hosts may start
+lab_switch_ready() {
+	lab_signal switch.ready
+}
+
+# lab_switch_wait [SECS]: (a host) until the switch is ready
+lab_switch_wait() {
+	lab_wait switch.ready "${1:-$LAB_WAIT}" "$LAB_SWITCH"
+}
+
+# lab_qdisc_stat DEV KIND FIELD: a counter of the first qdisc KIND (netem,
+# red, tbf, htb, fq_codel) on DEV, from tc -s: "sent" and "dropped"
+# (packets), "marked" (red's, or fq_codel's ecn_mark), or any other
+# "NAME VALUE" of its statistics ("early", "pdrop": red's drops before
+# the queue is full, of packets it cannot mark, and when it is full);
+# empty when absent
+lab_qdisc_stat() {
+	tc -s qdisc show dev "$1" | awk -v k="$2" -v f="$3" '
+		/^qdisc / { on = ($2 == k); next }
+		!on { next }
+		f == "sent" && $1 == "Sent" { print $4; exit }
+		f == "dropped" && $1 == "Sent" { v = $7; sub(",", "", v); print v; exit }
+		f != "sent" && f != "dropped" {
+			for (i = 1; i < NF; i++)
+				if ($i == f || (f == "marked" && $i == "ecn_mark")) { print $(i + 1); exit }
+		}'
 }
 
 # ---- waiting -----------------------------------------------------------------

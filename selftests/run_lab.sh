@@ -33,7 +33,24 @@
 # environment, e.g.
 #   # lab-switch: tc qdisc add dev $TAP1 root netem loss 1%
 #   # lab-switch: ip link set $BR type bridge vlan_filtering 1
-# A command that fails fails the script (not run).  --mtu MTU sets the
+# A command that fails fails the script (not run).  The host's kernel
+# lacks netem, red, fq_codel and more: for those a script asks for a
+# switch guest instead.
+#
+# The switch guest: a script with "# lab-switch-guest: yes" among its
+# first 20 lines gets one more guest, index N after the N hosts (1 vCPU,
+# 512 MiB, the same vmlinux and initramfs), with one virtio-net NIC per
+# host (swtapI, MAC 52:54:00:e0:1b:(I+1)); in the namespace a bridge brI
+# joins only tapI and swtapI (no br0; BR is empty for "# lab-switch:"
+# lines), and inside the switch guest lib_lab.sh's lab_setup bridges its
+# NICs.  The same script runs there with EROCE_LAB_ROLE=switch and
+# EROCE_LAB_INDEX=EROCE_LAB_SWITCH=N (the hosts get EROCE_LAB_ROLE=host
+# and EROCE_LAB_SWITCH=N): it sets the switch's qdiscs and talks to the
+# hosts through the shared folder.  Its KTAP is one more subtest,
+# "switch", and its verdict counts as a guest's.  With --stream, or
+# without taps, such a script is skipped and says so.
+#
+# --mtu MTU sets the
 # MTU of the taps and the bridge and, through EROCE_LAB_MTU, of the
 # guests' NICs (default 1500).
 #
@@ -69,6 +86,10 @@ LAB_TAG=labshared
 
 GUESTS=2
 GUESTS_SET=0
+# the script's switch is a guest of its own (# lab-switch-guest: yes)
+SWG=0
+# the switch guest's memory, MiB: it runs a bridge, tc and the script
+SW_MEM=512
 NIC=virtio
 MTU=1500
 CPU="qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt,+pclmulqdq"
@@ -103,7 +124,7 @@ parse_args() {
 		--cpu) [ $# -ge 2 ] || usage; CPU=$2; shift ;;
 		--stream) STREAM=1 ;;
 		--env)
-			[ $# -ge 2 ] && [[ "$2" =~ ^[A-Z_][A-Z0-9_]*= ]] || usage
+			if [ $# -lt 2 ] || ! [[ "$2" =~ ^[A-Z_][A-Z0-9_]*= ]]; then usage; fi
 			GUEST_ENV+=("$2"); shift ;;
 		-h|--help) usage ;;
 		--) shift; break ;;
@@ -164,12 +185,28 @@ switch_build() {
 
 	[ "$NIC" != virtio-mq ] || mq=(multi_queue)
 	ip -n "$NS" link set lo up || return
+	[ "$SWG" = 0 ] || { switch_build_links; return; }
 	# no STP: a port forwards as soon as it is up
 	ip -n "$NS" link add br0 type bridge stp_state 0 forward_delay 0 &&
 		ip -n "$NS" link set br0 mtu "$MTU" up || return
 	for ((i = 0; i < GUESTS; i++)); do
 		ip -n "$NS" tuntap add dev "tap$i" mode tap vnet_hdr "${mq[@]}" &&
 			ip -n "$NS" link set "tap$i" mtu "$MTU" master br0 up || return
+	done
+}
+
+# switch_build_links: for a switch guest, one link per host guest I: a
+# bridge brI that joins tapI (guest I's NIC) and swtapI (the switch
+# guest's NIC I), and nothing else; the switch guest bridges its NICs
+switch_build_links() {
+	local i
+	for ((i = 0; i < GUESTS; i++)); do
+		ip -n "$NS" link add "br$i" type bridge stp_state 0 forward_delay 0 &&
+			ip -n "$NS" link set "br$i" mtu "$MTU" up &&
+			ip -n "$NS" tuntap add dev "tap$i" mode tap vnet_hdr "${mq[@]}" &&
+			ip -n "$NS" link set "tap$i" mtu "$MTU" master "br$i" up &&
+			ip -n "$NS" tuntap add dev "swtap$i" mode tap vnet_hdr &&
+			ip -n "$NS" link set "swtap$i" mtu "$MTU" master "br$i" up || return
 	done
 }
 
@@ -188,7 +225,7 @@ switch_cmds() {
 # the run's switch.log (t: run_test's script)
 switch_run() {
 	echo "+ $1" >>"$RUN/switch.log"
-	nsdo env NS="$NS" BR=br0 TAP0=tap0 TAP1=tap1 TAP2=tap2 TAP3=tap3 \
+	nsdo env NS="$NS" BR="$([ "$SWG" = 1 ] || echo br0)" TAP0=tap0 TAP1=tap1 TAP2=tap2 TAP3=tap3 \
 		EROCE_LAB_N="$GUESTS" SHARED="$RUN/shared" TEST="$t" \
 		sh -c "$1" >>"$RUN/switch.log" 2>&1
 }
@@ -200,9 +237,11 @@ squote() {
 	printf "'%s'" "$(printf %s "$1" | sed "s/'/'\\\\''/g")"
 }
 
-# write_params DIR INDEX TEST: guest INDEX's parameters (guest-init.sh)
+# write_params DIR INDEX TEST: guest INDEX's parameters (guest-init.sh);
+# INDEX GUESTS is the switch guest
 write_params() {
-	local dir=$1 i=$2 t
+	local dir=$1 i=$2 t nic=$NIC
+	[ "$i" != "$GUESTS" ] || nic=virtio
 	{
 		echo "EROCE_ROOT=$(squote "$ROOT")"
 		echo "EROCE_NTESTS=1"
@@ -211,11 +250,15 @@ write_params() {
 		echo "EROCE_SHOW=0"
 		echo "export EROCE_LAB_INDEX=$i"
 		echo "export EROCE_LAB_N=$GUESTS"
-		echo "export EROCE_LAB_NIC=$NIC"
+		echo "export EROCE_LAB_NIC=$nic"
 		echo "export EROCE_LAB_MTU=$MTU"
 		echo "export EROCE_LAB_LINK=$LINK"
 		echo "export EROCE_LAB_SHARED=$LAB_SHARED"
 		echo "export EROCE_LAB_SHARED_TAG=$LAB_TAG"
+		if [ "$SWG" = 1 ]; then
+			echo "export EROCE_LAB_SWITCH=$GUESTS"
+			echo "export EROCE_LAB_ROLE=$([ "$i" = "$GUESTS" ] && echo switch || echo host)"
+		fi
 		for t in ${GUEST_ENV[@]+"${GUEST_ENV[@]}"}; do
 			echo "export ${t%%=*}=$(squote "${t#*=}")"
 		done
@@ -242,15 +285,33 @@ nic_args() {
 	NETDEV+=(-device "$dev,mac=$mac")
 }
 
-# start_guest I: QEMU for guest I in the background (QPIDS)
+# switch_nic_args: the switch guest's NICs, one virtio-net on swtapI per
+# host guest I (NETDEV array, SMP)
+switch_nic_args() {
+	local i
+	SMP=1
+	NETDEV=()
+	for ((i = 0; i < GUESTS; i++)); do
+		NETDEV+=(-netdev "tap,id=s$i,ifname=swtap$i,script=no,downscript=no,vhost=off,vnet_hdr=on"
+			-device "virtio-net-pci,netdev=s$i,mac=52:54:00:e0:1b:$(printf %02x $((i + 1)))")
+	done
+}
+
+# start_guest I: QEMU for guest I in the background (QPIDS); I = GUESTS
+# is the switch guest
 start_guest() {
 	local i=$1 dir=$RUN/g$1 p9="security_model=none,multidevs=remap"
-	local pfx=()
+	local pfx=() mem=$MEM
 
-	nic_args "$i"
+	if [ "$i" = "$GUESTS" ]; then
+		switch_nic_args
+		mem=$SW_MEM
+	else
+		nic_args "$i"
+	fi
 	[ "$LINK" != tap ] || pfx=(ip netns exec "$NS")
 	timeout -k 5 $((T + BOOT_MARGIN)) "${pfx[@]}" qemu-system-x86_64 \
-		-accel tcg -cpu "$CPU" -smp "$SMP" -m "$MEM" \
+		-accel tcg -cpu "$CPU" -smp "$SMP" -m "$mem" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-serial "file:$dir/console.log" \
 		-pidfile "$dir/qemu.pid" \
@@ -273,7 +334,7 @@ run_guests() {
 
 	QPIDS=()
 	QRC=()
-	for ((i = 0; i < GUESTS; i++)); do
+	for ((i = 0; i < GUESTS + SWG; i++)); do
 		mkdir -p "$RUN/g$i"
 		write_params "$RUN/g$i" "$i" "$1"
 		start_guest "$i"
@@ -285,7 +346,7 @@ run_guests() {
 			done
 		fi
 	done
-	for ((i = 0; i < GUESTS; i++)); do
+	for ((i = 0; i < GUESTS + SWG; i++)); do
 		QRC[i]=0
 		wait "${QPIDS[i]}" || QRC[i]=$?
 	done
@@ -364,6 +425,16 @@ test_guests() {
 	echo "${n:-$GUESTS}"
 }
 
+# test_switch_guest TEST: 1 when the script asks for a switch guest ("#
+# lab-switch-guest: yes" among its first 20 lines), else 0
+test_switch_guest() {
+	if sed -n '1,20p' "$1" | grep -q '^# lab-switch-guest: *yes *$'; then
+		echo 1
+	else
+		echo 0
+	fi
+}
+
 # test_timeout TEST: the script's "# vm-timeout: SECS", else the default
 test_timeout() {
 	local t=''
@@ -389,7 +460,9 @@ result() {
 
 # describe: one line on how the guests are joined
 describe() {
-	if [ "$LINK" = tap ]; then
+	if [ "$LINK" = tap ] && [ "$SWG" = 1 ]; then
+		echo "# lab: $GUESTS guests, $NIC on taps in namespace $NS, each linked by a bridge brI to the switch guest (guest$GUESTS, virtio-net, ${SW_MEM} MiB), MTU $MTU, CPU $CPU"
+	elif [ "$LINK" = tap ]; then
 		echo "# lab: $GUESTS guests, $NIC on taps in namespace $NS, bridge br0, MTU $MTU, CPU $CPU"
 	else
 		echo "# lab: $WHY: $GUESTS guests joined by a QEMU stream socket, $NIC, no switch controls, MTU $MTU"
@@ -398,10 +471,11 @@ describe() {
 
 # run_test N TEST: one script on every guest; a KTAP result for it
 run_test() {
-	local n=$1 t=$2 name i reason bad='' start=$SECONDS cmd skip=''
+	local n=$1 t=$2 name i reason bad='' start=$SECONDS cmd skip='' gname
 
 	name=$(test_name "$t")
 	GUESTS=$(test_guests "$t")
+	SWG=$(test_switch_guest "$t")
 	T=$(test_timeout "$t")
 	RUN=$(mktemp -d "$OUT/runs/lab-$(echo "$name" | tr / _).XXXXXX")
 	mkdir -p "$RUN/shared"
@@ -413,6 +487,7 @@ run_test() {
 		[ "$STREAM" = 1 ] || WHY="no taps here$([ ! -s "$RUN/switch.err" ] || echo " ($(head -n 1 "$RUN/switch.err"))")"
 		[ "$GUESTS" = 2 ] || bad="no taps here, and a stream socket joins only 2 guests"
 		[ -z "$(switch_cmds "$t")" ] || skip="switch controls need taps"
+		[ "$SWG" = 0 ] || skip="a switch guest needs taps"
 	fi
 	describe | indent
 	if [ -z "$bad" ] && [ -z "$skip" ] && [ "$LINK" = tap ]; then
@@ -435,21 +510,23 @@ run_test() {
 	switch_down
 	{
 		echo "KTAP version 1"
-		echo "1..$GUESTS"
+		echo "1..$((GUESTS + SWG))"
 	} | indent
-	for ((i = 0; i < GUESTS; i++)); do
+	for ((i = 0; i < GUESTS + SWG; i++)); do
 		reason=$(guest_verdict "$i")
+		gname=guest$i
+		[ "$i" != "$GUESTS" ] || gname=switch
 		{
-			echo "    # Subtest: guest$i"
+			echo "    # Subtest: $gname"
 			[ ! -f "$RUN/g$i/1/output" ] || indent <"$RUN/g$i/1/output"
 			if [ -z "$reason" ]; then
-				echo "ok $((i + 1)) guest$i"
+				echo "ok $((i + 1)) $gname"
 			else
 				guest_diag "$i"
-				echo "not ok $((i + 1)) guest$i # $reason"
+				echo "not ok $((i + 1)) $gname # $reason"
 			fi
 		} | indent
-		[ -z "$reason" ] || bad+="${bad:+; }guest$i: $reason"
+		[ -z "$reason" ] || bad+="${bad:+; }$gname: $reason"
 	done
 	echo "# $name: $((SECONDS - start)) s"
 	result "$n" "$name" "$bad"
