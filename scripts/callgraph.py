@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# callgraph.py [--check] [OBJ.o...]: the graph of references between the
+# callgraph.py [--check] [--symbols] [OBJ.o...]: the graph of references between the
 # module's object files, read from `nm`: file A has an edge to file B when
 # A uses (nm "U") a symbol that B defines (nm "T", "D", "B", "R").  A call
 # up through an ops pointer that the upper file registered is no edge
 # (the lower file never names the function), as in the kernel's own
 # layering.  Prints each file's out-edges, then every circle of files (a
 # strongly connected component of more than one file, and its smallest
-# cycle through each member); --check exits 1 when there is a circle.
+# cycle through each member); --check exits 1 when there is a circle,
+# --symbols names the symbols behind each edge.
 # Default objects: drivers/infiniband/sw/eroce/eroce_*.o (build first).
 import glob
 import os
@@ -33,7 +34,7 @@ def symbols(obj):
 
 
 def graph(objs):
-    """{file: set of files it references}"""
+    """{file: {file it references: the symbols}}"""
     owner, uses = {}, {}
     for o in objs:
         name = os.path.basename(o)[:-2]
@@ -41,8 +42,13 @@ def graph(objs):
         for s in d:
             owner[s] = name
         uses[name] = u
-    return {a: {owner[s] for s in u if s in owner and owner[s] != a}
-            for a, u in uses.items()}
+    g = {}
+    for a, u in uses.items():
+        g[a] = {}
+        for s in u:
+            if s in owner and owner[s] != a:
+                g[a].setdefault(owner[s], set()).add(s)
+    return g
 
 
 def sccs(g):
@@ -105,15 +111,21 @@ def shortest_cycle(g, start, comp):
 def main():
     args = sys.argv[1:]
     check = '--check' in args
-    objs = [a for a in args if a != '--check'] or sorted(glob.glob(DEFAULT))
+    syms = '--symbols' in args
+    objs = [a for a in args if not a.startswith('--')] or \
+        sorted(glob.glob(DEFAULT))
     objs = [o for o in objs if not o.endswith('.mod.o')]
     if not objs:
         print('callgraph: no object files (build the module first)',
               file=sys.stderr)
         return 2
-    g = graph(objs)
+    edges = graph(objs)
+    g = {a: set(b) for a, b in edges.items()}
     for a in sorted(g):
         print(f'{a}: {" ".join(sorted(g[a])) or "-"}')
+        if syms:
+            for b in sorted(g[a]):
+                print(f'  -> {b}: {" ".join(sorted(edges[a][b]))}')
     circles = [c for c in sccs(g) if len(c) > 1]
     for c in circles:
         print(f'circle of {len(c)} files: {" ".join(c)}')
