@@ -160,7 +160,8 @@ incast() {
 		case "$rc" in
 		0) FINISHED=$((FINISHED + 1)) ;;
 		1) CORRUPT+="S$i " ;;
-		*) ktap_diag "cc $cc: sender $i exit $rc: $(tail -n 2 "$OUT/$cc.client$i" | tr '\n' ' ')" ;;
+		*) ktap_diag "cc $cc: sender $i exit $rc: $(grep -m 2 -i 'error' "$OUT/$cc.client$i" | tr '\n' ' ')$(tail -n 2 "$OUT/$cc.client$i" | tr '\n' ' ')"
+		   ktap_diag "cc $cc: its server: $(grep -m 2 -i 'error' "$OUT/$cc.server$i" | tr '\n' ' ')$(tail -n 2 "$OUT/$cc.server$i" | tr '\n' ' ')" ;;
 		esac
 	done
 	wait
