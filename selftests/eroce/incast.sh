@@ -16,7 +16,8 @@
 # queue and drops past 60 KB (as in bottleneck.sh, whose DCQCN settings
 # for this network's round trip are used here too, but for the floor of
 # the rate: 1 Mb/s, so that the senders at the floor fit through the
-# bottleneck).  Every sender runs eroce_integrity against its own server
+# bottleneck), with selective repeat and a retransmit timer that backs
+# off.  Every sender runs eroce_integrity against its own server
 # on eroceD: INCAST_BYTES (default 2M) of RDMA WRITE, every byte checked;
 # all connect first, then start together.  Once with cc none
 # everywhere, once with cc dcqcn.  Required: no wrong byte in either
@@ -91,7 +92,11 @@ setup() {
 	}
 }
 
-# knobs CC: every device ECN capable with cc CC and selective repeat
+# knobs CC: every device ECN capable with cc CC, selective repeat, and a
+# retransmit timer that backs off (rto_backoff 2): with the QP's 67 ms
+# alone, a host that leaves one of 16 flows unscheduled for half a second
+# runs it out of its 7 retries, congestion control or not (seen on a
+# loaded build machine); backing off, the 7 span 8.5 s
 knobs() {
 	local i d devs=eroceD
 
@@ -105,6 +110,7 @@ knobs() {
 		# no rate DCQCN may choose ends the drops: 1 Mb/s each
 		echo 1 >"$IBSYS/$d/tuning/dcqcn/min_rate_mbps" || return
 		echo sr >"$IBSYS/$d/tuning/loss_recovery" || return
+		echo 2 >"$IBSYS/$d/tuning/rto_backoff" || return
 	done
 }
 
