@@ -11,7 +11,7 @@
 #   unit    `make unit` (tests/unit, closing "N passed, N failed" line)
 #   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise),
 #           EROCE_VM_GROUP of them (default 3) per guest, EROCE_VM_JOBS
-#           guests (default 2) at once, packaging.sh last
+#           guests (default 1) at once, packaging.sh last
 #   lab     selftests/run_lab.sh selftests/lab/*.sh (two guests joined by
 #           virtio-net on taps through a bridge; closing line likewise)
 # The counts of all stages are summed; the last line of the output is
@@ -79,7 +79,7 @@ stage_vm() {
 		return
 	fi
 	"$ROOT/selftests/run_vm.sh" --group "${EROCE_VM_GROUP:-3}" \
-		--jobs "${EROCE_VM_JOBS:-2}" "${tests[@]}" 2>&1 |
+		--jobs "${EROCE_VM_JOBS:-1}" "${tests[@]}" 2>&1 |
 		tee "$LOG/vm.log" || rc=$?
 	summed vm "$LOG/vm.log" $rc
 }
