@@ -180,33 +180,38 @@ switch_up() {
 	switch_build 2>>"$RUN/switch.err" || { switch_down; return 1; }
 }
 
+# bridge_add BR: a bridge in the namespace, up at the lab's MTU; no STP: a
+# port forwards as soon as it is up
+bridge_add() {
+	ip -n "$NS" link add "$1" type bridge stp_state 0 forward_delay 0 &&
+		ip -n "$NS" link set "$1" mtu "$MTU" up
+}
+
+# tap_add TAP BR [multi_queue]: a tap with vnet_hdr in the namespace, a
+# port of BR, up at the lab's MTU
+tap_add() {
+	ip -n "$NS" tuntap add dev "$1" mode tap vnet_hdr "${@:3}" &&
+		ip -n "$NS" link set "$1" mtu "$MTU" master "$2" up
+}
+
+# switch_build: br0 joining the guests' taps; with a switch guest, one
+# bridge brI per host guest I instead, joining only tapI (guest I's NIC)
+# and swtapI (the switch guest's NIC I): the switch guest bridges its NICs
 switch_build() {
 	local i mq=()
 
 	[ "$NIC" != virtio-mq ] || mq=(multi_queue)
 	ip -n "$NS" link set lo up || return
-	[ "$SWG" = 0 ] || { switch_build_links; return; }
-	# no STP: a port forwards as soon as it is up
-	ip -n "$NS" link add br0 type bridge stp_state 0 forward_delay 0 &&
-		ip -n "$NS" link set br0 mtu "$MTU" up || return
+	if [ "$SWG" = 1 ]; then
+		for ((i = 0; i < GUESTS; i++)); do
+			bridge_add "br$i" && tap_add "tap$i" "br$i" "${mq[@]}" &&
+				tap_add "swtap$i" "br$i" || return
+		done
+		return
+	fi
+	bridge_add br0 || return
 	for ((i = 0; i < GUESTS; i++)); do
-		ip -n "$NS" tuntap add dev "tap$i" mode tap vnet_hdr "${mq[@]}" &&
-			ip -n "$NS" link set "tap$i" mtu "$MTU" master br0 up || return
-	done
-}
-
-# switch_build_links: for a switch guest, one link per host guest I: a
-# bridge brI that joins tapI (guest I's NIC) and swtapI (the switch
-# guest's NIC I), and nothing else; the switch guest bridges its NICs
-switch_build_links() {
-	local i
-	for ((i = 0; i < GUESTS; i++)); do
-		ip -n "$NS" link add "br$i" type bridge stp_state 0 forward_delay 0 &&
-			ip -n "$NS" link set "br$i" mtu "$MTU" up &&
-			ip -n "$NS" tuntap add dev "tap$i" mode tap vnet_hdr "${mq[@]}" &&
-			ip -n "$NS" link set "tap$i" mtu "$MTU" master "br$i" up &&
-			ip -n "$NS" tuntap add dev "swtap$i" mode tap vnet_hdr &&
-			ip -n "$NS" link set "swtap$i" mtu "$MTU" master "br$i" up || return
+		tap_add "tap$i" br0 "${mq[@]}" || return
 	done
 }
 
