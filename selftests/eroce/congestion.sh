@@ -164,19 +164,6 @@ test_qp_rate_limit() {
 		"no QP with drv_rate_limit_kbps $kbps in $(grep -c . "$dump") lines of rdma -dd resource show qp"
 }
 
-# after a stall: eroce_integrity's QP, capped at CAP by its rate limit,
-# is stopped for 2 s by its flow-control window (max_inflight_pkts 8,
-# ACKs delayed 400 ms at veth2, min_rto_us 2 s so that no timeout
-# fires); then the delay goes (the ACKs already delayed keep their time)
-# and the window opens.  The QP kept the debt it had when it stopped but
-# earned nothing while it waited: in any second that starts within a
-# second after the delay went it sends at most 1.3 times its cap (a
-# pacer that counts the wait as owed bursts a second's worth: measured
-# 1.94 times the cap).  The bytes are the IP
-# lengths of eroce1's RoCE frames on veth1 by their capture timestamps
-# (less than the frame the pacer counts); the time the delay went is
-# taken just before, so the window can only start early.  In the second
-# before it the QP must have sent less than half its cap (it stalled).
 # on_schedule KBPS: over half a second or more eroce1 sent between 0.4
 # and 1.15 times KBPS (tx_bytes, a little less than the frames the pacer
 # counts): flowing, and not paying back a backlog; the ratio in
@@ -197,6 +184,19 @@ on_schedule() {
 	[ "$(calc r="$SCHEDULE_RATE" '(r >= 0.4 && r <= 1.15) ? 1 : 0')" = 1 ]
 }
 
+# after a stall: eroce_integrity's QP, capped at CAP by its rate limit,
+# is stopped for 2 s by its flow-control window (max_inflight_pkts 8,
+# ACKs delayed 400 ms at veth2, min_rto_us 2 s so that no timeout
+# fires); then the delay goes (the ACKs already delayed keep their time)
+# and the window opens.  The QP kept the debt it had when it stopped but
+# earned nothing while it waited: in any second that starts within a
+# second after the delay went it sends at most 1.3 times its cap (a
+# pacer that counts the wait as owed bursts a second's worth: measured
+# 1.94 times the cap).  The bytes are the IP
+# lengths of eroce1's RoCE frames on veth1 by their capture timestamps
+# (less than the frame the pacer counts); the time the delay went is
+# taken just before, so the window can only start early.  In the second
+# before it the QP must have sent less than half its cap (it stalled).
 test_qp_rate_limit_after_stall() {
 	local spid cpid kb t rate_before rate_after kbps
 	local pcap=$RDMA_TMP/stall.pcap
