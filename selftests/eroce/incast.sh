@@ -124,6 +124,12 @@ handled_sum() {
 	echo "$n"
 }
 
+# first_errors FILE: an eroce_integrity's first two error lines (the
+# cause; wc_error prints what followed too) and its last two, on one line
+first_errors() {
+	{ grep -m 2 -i 'error' "$1"; tail -n 2 "$1"; } | tr '\n' ' '
+}
+
 # incast CC: every sender at once; sets FINISHED, CORRUPT, DROPS, MARKS,
 # CNPS, HANDLED, RATES (MiB/s per sender) and JAIN
 incast() {
@@ -166,8 +172,8 @@ incast() {
 		case "$rc" in
 		0) FINISHED=$((FINISHED + 1)) ;;
 		1) CORRUPT+="S$i " ;;
-		*) ktap_diag "cc $cc: sender $i exit $rc: $(grep -m 2 -i 'error' "$OUT/$cc.client$i" | tr '\n' ' ')$(tail -n 2 "$OUT/$cc.client$i" | tr '\n' ' ')"
-		   ktap_diag "cc $cc: its server: $(grep -m 2 -i 'error' "$OUT/$cc.server$i" | tr '\n' ' ')$(tail -n 2 "$OUT/$cc.server$i" | tr '\n' ' ')" ;;
+		*) ktap_diag "cc $cc: sender $i exit $rc: $(first_errors "$OUT/$cc.client$i")"
+		   ktap_diag "cc $cc: its server: $(first_errors "$OUT/$cc.server$i")" ;;
 		esac
 	done
 	wait
