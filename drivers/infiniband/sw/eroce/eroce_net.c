@@ -4,12 +4,14 @@
  *
  * A RoCEv2 device sends and receives in the namespace of its netdev.  The
  * first eroce device created in a namespace opens one IPv4 and (if IPv6 is
- * available there) one IPv6 kernel UDP tunnel socket bound to port 4791;
- * the last device to go closes them.  Kernel sockets hold no reference on
- * their namespace, so the pernet exit hook waits until every device of a
- * dying namespace has been unregistered (its netdev goes away with the
+ * available there) one IPv6 kernel UDP socket bound to port 4791, made by
+ * udp_sock_create() and not set up as a tunnel's (no encap_rcv); the last
+ * device to go closes them.  Kernel sockets hold no reference on their
+ * namespace, so the pernet exit hook waits until every device of a dying
+ * namespace has been unregistered (its netdev goes away with the
  * namespace) and the sockets are closed, before the namespace is freed.
- * What arrives on the sockets goes to eroce_recv_ready() (eroce_recv.c).
+ * Each socket's sk_data_ready is eroce_recv_ready() (eroce_recv.c), which
+ * takes what the UDP stack queued; eroce_xmit.c sends on them.
  *
  * Context: process context only (device creation and teardown, pernet
  * exit).  Locks: eroce_net_lock (mutex) guards eroce_net_list and every
@@ -69,9 +71,14 @@ static struct socket *eroce_net_sock_open(struct net *net, bool ipv6)
 	 * batch at once (Documentation/design.rst, "Batched receive").  The
 	 * queue holds an skb only until that hook, called right after, takes
 	 * it off; the buffer limit only has to let every CPU's one through.
-	 * Multicast loopback stays on (both families): a group's packets
-	 * reach the QPs of the sending host attached to it, as a RoCE NIC
-	 * delivers them to its own.
+	 * Multicast loopback is left on, as every new inet socket has it
+	 * (a tunnel's setup_udp_tunnel_sock() turns it off for IPv4):
+	 * through ip_mc_output() or ip6_finish_output2(), a multicast
+	 * packet sent with these sockets comes back in on its egress
+	 * netdev when that netdev has joined the group, as the group's
+	 * first attachment made it (eroce_mcast.c).  So the QPs of that
+	 * netdev's device attached to the group get what their own host
+	 * sends to it, as a RoCE NIC delivers a group's packets to its own.
 	 */
 	sk = sock->sk;
 	udp_allow_gso(sk);

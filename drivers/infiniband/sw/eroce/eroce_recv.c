@@ -5,18 +5,22 @@
  * Everything here distrusts the network.  A packet reaching the UDP/4791
  * socket is checked in this order, and each failure is a drop with its
  * own counter and a rate-limited debug line: an eroce device on the
- * receiving netdev (or the VLAN device's real device), a linear buffer,
- * transport headers that fit the packet and an opcode eroce knows
- * (eroce_hdr_check()), the ICRC, a destination GID of this device on this
- * netdev (or a multicast group with QPs attached: eroce_mcast.c hands the
- * packet to each of them), the destination QP, the QP's transport, the
- * P_Key, the QP state and, for a connected QP, the source address of its
- * peer.  Only then do the responder (requests) or the completer
- * (responses) see it; a CNP (checked the same way) goes to the named QP's
- * rate control, and a packet marked ECN CE makes its QP send one
- * (eroce_rate.c).
+ * receiving netdev or on the VLAN device's real device (none: a drop not
+ * counted), the UDP checksum (the UDP stack leaves it to the socket's
+ * reader), a linear buffer (a batch's packets are instead checked one by
+ * one from here on), transport headers that fit the packet and an opcode
+ * eroce knows (eroce_hdr_check()), the ICRC, a destination GID of this
+ * device on this netdev (or a multicast group with QPs attached:
+ * eroce_mcast.c hands the packet to each of them), the destination QP,
+ * the QP's transport, the P_Key, the QP state and, for a connected QP,
+ * the source address of its peer.  Only then do the responder (requests)
+ * or the completer (responses) see it; a CNP (checked the same way) goes
+ * to the named QP's rate control, and a packet marked ECN CE makes its
+ * QP send one (eroce_rate.c).
  *
- * Context: softirq (UDP encap_rcv).  Locks: the QP's engine lock around
+ * Context: softirq, in the sockets' sk_data_ready hook
+ * (eroce_recv_ready()); or the loopback work item of eroce_xmit.c, bottom
+ * halves off (eroce_recv_looped()).  Locks: the QP's engine lock around
  * the QP state and source checks, the responder and the completer.
  */
 #include <linux/if_vlan.h>
