@@ -3,10 +3,10 @@
  * eroce: per-QP transport state of the requester, responder and completer.
  *
  * One lock, struct eroce_qp_engine.lock, serialises the three engines of a
- * QP: the requester (QP work item), the responder and completer (receive
- * softirq), and the retransmit timer (softirq hrtimer).  It is taken with
- * bottom halves off.  The QP's state_lock may nest inside it, never the
- * other way round.
+ * QP: the requester (QP work item, user doorbell), the responder and
+ * completer (receive softirq), the retransmit timer (softirq hrtimer).  It
+ * is taken with bottom halves off.  The QP's state_lock may nest inside
+ * it, never the other way round.
  */
 #ifndef EROCE_ENGINE_H
 #define EROCE_ENGINE_H
@@ -239,7 +239,7 @@ struct eroce_qp_engine {
 	/* guards req, resp and the QP's SQ/RQ consumer side in the engines */
 	spinlock_t lock;
 	struct delayed_work work;	/* requester and read responder */
-	int cpu;			/* where the work runs: in order */
+	int cpu;			/* where the work item runs */
 	bool dead;			/* QP being destroyed: no new work */
 	bool tx_stalled;		/* a packet was dropped on the way out */
 	bool comm_est;			/* IB_EVENT_COMM_EST raised (RTR) */

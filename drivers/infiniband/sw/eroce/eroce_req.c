@@ -24,10 +24,10 @@
  * it sees its effect, and it completes in order, with the entries before
  * it (eroce_req_local()).
  *
- * Context: the QP's work item (process context) and, for timer and
- * completions, softirq.  Locks: qp->eng.lock (bottom halves off) for
- * everything here; the SQ consumer_lock and the CQ producer lock nest
- * inside it.
+ * Context: the QP's work item and the user doorbell (process context),
+ * softirq for timer and completions.  Locks: qp->eng.lock (bottom halves
+ * off) for everything here; the SQ consumer_lock and the CQ producer lock
+ * nest inside it.
  */
 #include <linux/log2.h>
 

@@ -32,9 +32,17 @@ static struct workqueue_struct *eroce_wq;
 int eroce_wq_init(void)
 {
 	/*
-	 * Bound: each QP's work runs on one CPU, so its packets enter the
-	 * stack in order (a veth, for one, queues per CPU and would reorder
-	 * packets sent from two).
+	 * Per CPU, not WQ_UNBOUND: a QP's work item is queued on the CPU
+	 * its QP number picked (qp->eng.cpu) and runs there while that CPU
+	 * is online, so what the work item sends leaves from one CPU, and a
+	 * veth, which queues what it is handed per CPU, keeps it in order.
+	 * The QP sends from other CPUs too: the doorbell from the poster's,
+	 * the receive softirq (ACKs, NAKs, atomic and the first read
+	 * responses, CNPs, a read's re-request) and the retransmit timer
+	 * (a read's re-request) from theirs.  The engine lock hands the
+	 * packets to the stack in the order the engines make them; past
+	 * that, packets handed over on two CPUs may overtake each other,
+	 * and the transport recovers as from reordering on the wire.
 	 */
 	eroce_wq = alloc_workqueue("eroce", WQ_MEM_RECLAIM, 0);
 	return eroce_wq ? 0 : -ENOMEM;
