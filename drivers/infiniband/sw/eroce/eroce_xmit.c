@@ -13,15 +13,25 @@
  * connected QP's engines collect their packets in a struct eroce_tx_batch
  * and send equal-sized ones together with eroce_qp_xmit_batch(): one UDP
  * GSO skb that segmentation cuts back into the packets the ICRCs were
- * computed for.  A
- * connected QP keeps its route in a per-CPU dst_cache (eroce_qp_xmit()),
- * which the routing layer invalidates when routes change; a new address
- * vector drops it (eroce_qp_route_forget()).  A
- * packet for an address of this host on the sending netdev (QPs of one
- * device talking to each other) loops back through a work item.  The
+ * computed for.  A connected QP keeps its route in a per-CPU dst_cache
+ * (eroce_qp_xmit()), which the routing layer invalidates when routes
+ * change; a new address vector drops it (eroce_qp_route_forget()).  The
  * egress netdev is the one of the source GID (a VLAN device for a VLAN
- * GID).  UDP checksums are zero, as RoCEv2 allows; the ICRC protects the
- * payload.
+ * GID).
+ *
+ * A packet routed through the loopback device from another netdev (to an
+ * address of the sending netdev: QPs of one device talking to each other)
+ * does not enter the IP stack: it waits on the device's loopback queue
+ * until a work item hands it to eroce_recv_looped(), as if it had come in
+ * on the sending netdev.
+ *
+ * UDP checksums: a packet sent on its own carries zero, over IPv4 and
+ * IPv6 alike, as RoCEv2 allows.  A batch is CHECKSUM_PARTIAL with the
+ * pseudo-header sum in its UDP header, so segmentation (the stack's or a
+ * NIC's) puts a full UDP checksum in each packet that leaves the host; a
+ * batch that stays on it (a veth into another namespace) arrives still
+ * CHECKSUM_PARTIAL, which the receiver takes as verified.  The ICRC
+ * protects the payload either way.
  *
  * Context: process context or softirq, bottom halves off.  Locks: none
  * for eroce_pkt_xmit(); eroce_qp_xmit() and eroce_qp_route_forget() run
