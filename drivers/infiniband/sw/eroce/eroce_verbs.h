@@ -230,7 +230,15 @@ struct eroce_srq {
 	u32 limit;
 };
 
-/* attributes set by modify_qp, all guarded by eroce_qp.state_lock */
+/*
+ * Attributes set by modify_qp.  Whoever writes them (modify_qp, and
+ * eroce_qp_mark_err() for the state) holds both qp->eng.lock and
+ * qp->state_lock, so the engines read them under the one and query_qp
+ * under the other.  Read with neither held: the state, by the post paths
+ * (eroce_qp_state(), READ_ONCE() against its writers' WRITE_ONCE()), and
+ * max_dest_rd_atomic, which modify_qp reads before it takes them to size
+ * the response queue it may need (eroce_qp_rsp_alloc()).
+ */
 struct eroce_qp_attrs {
 	enum ib_qp_state state;
 	enum ib_mtu path_mtu;
@@ -280,7 +288,7 @@ struct eroce_qp {
 	struct eroce_ring rq;	/* rq.ctrl is NULL when the QP has an SRQ */
 	u32 rq_max_sge;
 
-	/* guards attrs (and published) against modify/query and engines */
+	/* attrs' writers hold it inside eng.lock; query_qp reads under it */
 	spinlock_t state_lock;
 	struct eroce_qp_attrs attrs;
 
@@ -334,9 +342,9 @@ static inline struct eroce_qp *to_eroce_qp(struct ib_qp *ibqp)
 }
 
 /*
- * A message length the device accepts.  EROCE_MAX_MSG_SIZE (1 << 31, from
- * eroce.h, which includes this header first) is an int enumerator, i.e.
- * INT_MIN: compare against its u32 value.
+ * A message length the device accepts.  EROCE_MAX_MSG_SIZE is BIT(31), an
+ * unsigned long of 2 GiB, defined by eroce.h after it includes this
+ * header (hence a macro); the (u32) cast leaves its value as it is.
  */
 #define eroce_msg_len_ok(len)	((u64)(len) <= (u32)EROCE_MAX_MSG_SIZE)
 
