@@ -6,13 +6,19 @@
  * RC completes in order.  An ACK for PSN p acknowledges every request
  * packet up to p; a read response or atomic ACK, once matched to its
  * request, also acknowledges all that came before that request, and
- * una_psn moves past them.  What the transport does about them is the
- * sender's business (eroce_req.c): the completer reports each event
- * through eroce_req_una(), eroce_req_answered(), eroce_req_seq_nak(),
- * eroce_req_rnr_nak() and eroce_req_responded(), and writes no requester
- * state itself.  The fatal NAKs complete the entry in error and move the
- * QP to the error state.  Responses that fit nothing outstanding are
- * counted and dropped, and change nothing.
+ * una_psn moves past them.  The retransmission policy is the sender's
+ * (eroce_req.c), which hears of each event through eroce_req_una(),
+ * eroce_req_answered(), eroce_req_ack_rcvd(), eroce_req_seq_nak(),
+ * eroce_req_rnr_nak() and eroce_req_responded().  The completer does more
+ * than report, though: it keeps each send entry's response state itself
+ * (struct eroce_swqe: done, resp_psn, ooo, rerequested), asks again for
+ * read or atomic responses it finds lost or too far ahead
+ * (eroce_req_resend_read(), eroce_req_rewind()), moves the requester past
+ * what an ACK covers beyond a rewind (eroce_req_rewind()), and retires
+ * entries from the SQ's tail (eroce_req_complete_tail(),
+ * eroce_req_fail_tail()).  The fatal NAKs complete the entry in error and
+ * move the QP to the error state.  Responses that fit nothing outstanding
+ * are counted and dropped, and change nothing.
  *
  * What a response does is up to the handler of its kind, the opcode
  * table's struct eroce_opcode_info.comp: eroce_comp_ops[] holds, per kind

@@ -8,8 +8,10 @@
  * requests, and keeps what it needs to retransmit: go-back-N from any PSN
  * (eroce_req_rewind()), driven by sequence NAKs, RNR NAKs and the
  * retransmit timer.  The retransmission policy (retries, RNR waits,
- * selective repeat, timers, RTT) lives here alone, behind the sender's
- * events the completer reports (eroce_req_una() and the calls after it).
+ * selective repeat, timers, RTT) lives here, behind the sender's events
+ * the completer reports (eroce_req_una() and the calls after it), but for
+ * one part: the completer itself asks again for a read or atomic response
+ * it finds lost (eroce_req_resend_read(), eroce_req_rewind()).
  * Entries leave the SQ in order when the completer completes them
  * (eroce_req_complete_tail()), which is also when userspace sees their
  * slots free again.
