@@ -28,7 +28,7 @@ ifeq ($(RT),1)
 DEB_PKGS += linux-image-rt-amd64
 endif
 
-.PHONY: all modules provider tools install deps check unit vmtest lab demo bench bench-lab bench-local bench-loss bench-topo bench-consumers bench-consumers-lab soak lint clean
+.PHONY: all modules provider tools install deps check check-packaging unit vmtest lab demo bench bench-lab bench-local bench-loss bench-topo bench-consumers bench-consumers-lab soak lint clean
 .PHONY: dkms-src dkms-install dkms-remove deb
 
 all: modules provider tools
@@ -115,6 +115,12 @@ unit:
 
 vmtest: all
 	selftests/run_vm.sh selftests/eroce/*.sh
+
+# the packages as make check tests them, and the upgrade from a previous
+# release, which make check leaves out for time
+check-packaging: deps all
+	scripts/build-deb.sh
+	selftests/run_vm.sh selftests/eroce/packaging.sh
 
 # the two-host tests: guests joined through a bridge in a namespace of
 # the run (Documentation/testing.rst "Two-host lab"); not part of check yet

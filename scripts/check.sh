@@ -6,7 +6,9 @@
 #           module with a stack frame over 512 bytes (scripts/
 #           stack-frames.sh), the selftest tools and
 #           `make deb` (the Debian packages selftests/eroce/packaging.sh
-#           installs; lintian must be clean); any compiler, modpost or
+#           installs, without the previous release its upgrade starts
+#           from: that is `make check-packaging`; lintian must be
+#           clean); any compiler, modpost or
 #           packaging warning fails the stage
 #   unit    `make unit` (tests/unit, closing "N passed, N failed" line)
 #   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise),
@@ -36,7 +38,8 @@ stage_build() {
 	if [ -f "$ROOT/selftests/tools/Makefile" ]; then
 		one_step "selftests/tools" "$LOG/tools.log" make -C "$ROOT/selftests/tools"
 	fi
-	one_step "make deb" "$LOG/deb.log" make -C "$ROOT" deb
+	# no previous release: packaging.sh's upgrade is make check-packaging's
+	one_step "make deb" "$LOG/deb.log" env EROCE_DEB_NO_UPGRADE=1 make -C "$ROOT" deb
 	BUILD_OK=1
 	[ "$FAILED" = "$before" ] || BUILD_OK=0
 }
@@ -79,7 +82,8 @@ stage_vm() {
 		return
 	fi
 	"$ROOT/selftests/run_vm.sh" --group "${EROCE_VM_GROUP:-4}" \
-		--jobs "${EROCE_VM_JOBS:-1}" "${tests[@]}" 2>&1 |
+		--jobs "${EROCE_VM_JOBS:-1}" --env EROCE_PKG_UPGRADE=0 \
+		"${tests[@]}" 2>&1 |
 		tee "$LOG/vm.log" || rc=$?
 	summed vm "$LOG/vm.log" $rc
 }
