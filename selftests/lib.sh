@@ -51,13 +51,16 @@ ktap_diag() {
 	while IFS= read -r l; do echo "# $l"; done <<<"$*"
 }
 
-# ktap_elapsed: on the debug kernel, a diagnostic line with the seconds
-# since the last result (where the lane's time goes)
+# ktap_elapsed: a diagnostic line with the seconds since the last result,
+# where the suite's time goes: on the debug kernel always, elsewhere when
+# they are 5 or more
 KTAP_LAST=$SECONDS
 ktap_elapsed() {
-	[ "${EROCE_DEBUG_KERNEL:-0}" = 1 ] || return 0
-	echo "# $((SECONDS - KTAP_LAST)) s"
+	local secs=$((SECONDS - KTAP_LAST))
+
 	KTAP_LAST=$SECONDS
+	[ "${EROCE_DEBUG_KERNEL:-0}" = 1 ] || [ "$secs" -ge 5 ] || return 0
+	echo "# $secs s"
 }
 
 ktap_ok() {
