@@ -17,10 +17,11 @@
 #           packaging.sh (or the TEST.sh given), tests/kunit/kunit.sh and
 #           selftests/debug/*.sh (fault injection),
 #           EROCE_VM_GROUP of them (default 6) per guest: a boot and
-#           kmemleak's scans cost about two minutes on this kernel; the
-#           kernel has no iSER, SRP, SMC or RDS (selftests/vm/
-#           debug.config), so what is missing is a skip here
-#           (EROCE_ALLOW_MISSING=1), a failure in make check
+#           kmemleak's scans cost about two minutes on this kernel.
+#           What is missing is a skip here (EROCE_ALLOW_MISSING=1), a
+#           failure in make check: the kernel had no iSER, SRP, SMC or
+#           RDS until debug.config built them, and the allowance stays
+#           until their scripts have passed on it
 # Each build step is one test (a non-zero exit or a warning fails it); the
 # vm stage adds its "N passed, N failed, N skipped".  The last line is the
 # sum, and the exit status is non-zero on any failure.  Logs in out/check-debug/.
