@@ -46,11 +46,15 @@ SMALL_BYTES=$(debug_scaled 2M)
 ATOMICS=$(debug_scaled 32768)
 LOSS_ATOMICS=$(debug_scaled 8192 4)
 # the full queue's rate: below what eroce sends.  The debug kernel sends
-# some 2 Mb/s: 4 Mb/s refuses nothing there (full_queue_counted fails),
-# and 1 Mb/s outlasts the QP's retries on the READs (the tool's fixed
-# 67 ms timeout, 7 retries: RETRY_EXC_ERR); that needs a longer timeout
+# some 2 Mb/s, so 4 Mb/s refuses nothing there; at 1 Mb/s a READ's 64 KiB
+# of responses takes half a second, longer than the default 67 ms ACK
+# timeout allows over 7 retries: the requester's QPs wait 2 s (-T 19)
 FULL_RATE=50mbit
-[ "$DEBUG_KERNEL" = 1 ] && FULL_RATE=4mbit
+FULL_ARGS=()
+if [ "$DEBUG_KERNEL" = 1 ]; then
+	FULL_RATE=1mbit
+	FULL_ARGS=(-T 19)
+fi
 V6_BYTES=$(debug_scaled 4M)
 PORT=18530
 OUT=/tmp/integrity
@@ -347,7 +351,7 @@ test_full_queue() {
 	ns1 tc qdisc add dev veth1 root tbf rate "$FULL_RATE" burst 64kb limit 64kb
 	ns2 tc qdisc add dev veth2 root tbf rate "$FULL_RATE" burst 64kb limit 64kb
 	pair full_queue_all_ops "$g1" "$g2" 198.18.0.2 \
-		-o send,write,read -b "$IMPAIR_BYTES" -s 32
+		-o send,write,read -b "$IMPAIR_BYTES" -s 32 "${FULL_ARGS[@]}"
 	ktap_diag "$(ns1 tc -s qdisc show dev veth1)"
 	ns1 tc qdisc del dev veth1 root 2>/dev/null
 	ns2 tc qdisc del dev veth2 root 2>/dev/null

@@ -198,6 +198,7 @@ static struct {
 	bool busy_poll;
 	bool verbose;
 	uint32_t rate_kbps;	/* -L: this side's QPs, ibv_modify_qp_rate_limit */
+	uint8_t ack_timeout;	/* -T: this side's QPs' local ACK timeout */
 	const char *gate;	/* -G: start the operations once this file exists */
 } opt = {
 	.gidx = 1,
@@ -210,6 +211,7 @@ static struct {
 		.rd_atomic = RD_ATOMIC,
 	},
 	.timeout = 600,
+	.ack_timeout = 14,
 };
 
 static struct ibv_context *ctx;
@@ -706,7 +708,7 @@ static void connect_qps(void)
 
 		memset(&a, 0, sizeof(a));
 		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 14;
+		a.timeout = opt.ack_timeout;
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;
 		a.sq_psn = q->local.psn;
@@ -1519,6 +1521,8 @@ static void usage(void)
 	       "  -R            reverse: the server is the active side\n"
 	       "either side:\n"
 	       "  -t SECS       global timeout, exit 3 (default 600)\n"
+	       "  -T EXP        local ACK timeout of this side's QPs, 4.096 us * 2^EXP,\n"
+	       "                1..31 (default 14: 67 ms)\n"
 	       "  -P            busy-poll the CQs instead of completion events\n"
 	       "  -L KBPS       rate limit of this side's QPs (ibv_modify_qp_rate_limit)\n"
 	       "  -G FILE       connected, wait for FILE to exist before the operations\n"
@@ -1532,7 +1536,7 @@ int main(int argc, char **argv)
 	bool active;
 	int c, op, rc = 0;
 
-	while ((c = getopt(argc, argv, "d:g:p:i:q:w:b:S:r:o:a:A:m:s:Rt:PL:G:vh")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:p:i:q:w:b:S:r:o:a:A:m:s:Rt:T:PL:G:vh")) != -1) {
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'g': opt.gidx = atoi(optarg); break;
@@ -1570,6 +1574,14 @@ int main(int argc, char **argv)
 		case 's': opt.p.seed = strtoull(optarg, NULL, 0); break;
 		case 'R': opt.p.reverse = 1; break;
 		case 't': opt.timeout = atoi(optarg); break;
+		case 'T': {
+			int exp = atoi(optarg);
+
+			if (exp < 1 || exp > 31)
+				eroce_die("-T %s: the ACK timeout exponent is 1..31", optarg);
+			opt.ack_timeout = exp;
+			break;
+		}
 		case 'P': opt.busy_poll = true; break;
 		case 'L': opt.rate_kbps = strtoul(optarg, NULL, 0); break;
 		case 'G': opt.gate = optarg; break;
