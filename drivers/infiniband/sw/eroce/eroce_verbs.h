@@ -362,6 +362,8 @@ static inline bool eroce_qp_connected(const struct eroce_qp *qp)
 
 /* eroce_verbs.c */
 extern const struct ib_device_ops eroce_verbs_ops;
+
+/* eroce_obj.c */
 void eroce_res_init(struct eroce_res *res);
 void eroce_res_fini(struct eroce_res *res);
 int eroce_res_alloc_index(struct xarray *xa, u32 *index, u32 min, u32 max,
