@@ -118,10 +118,15 @@ static inline void eroce_stat_inc(struct eroce_dev *edev,
 /* eroce_device.c */
 int eroce_dev_add(const char *name, struct net_device *ndev);
 void eroce_dev_port_event(struct eroce_dev *edev);
-struct net_device *eroce_get_netdev(struct ib_device *ibdev, u32 port_num);
 void eroce_dev_mtu_changed(struct eroce_dev *edev);
-struct eroce_dev *eroce_dev_get_by_netdev(struct net_device *ndev);
 enum ib_mtu eroce_mtu_from_netdev_mtu(unsigned int mtu);
+
+/* eroce_lookup.c: what lower files look up */
+struct eroce_dev *eroce_dev_get_by_netdev(struct net_device *ndev);
+struct net_device *eroce_get_netdev(struct ib_device *ibdev, u32 port_num);
+struct eroce_qp *eroce_qp_get(struct eroce_res *res, u32 qpn);
+struct eroce_qp *eroce_qp_handle_get(struct eroce_qp_handle *h);
+void eroce_qp_put(struct eroce_qp *qp);
 
 /* eroce_mcast.c */
 void eroce_mcast_init(struct eroce_mcast *mc);

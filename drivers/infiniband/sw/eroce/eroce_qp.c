@@ -4,7 +4,7 @@
  * machine and attributes, kernel posting and flushing.
  *
  * create/modify/query/destroy run in process context; post_send,
- * post_recv, eroce_qp_get/put and eroce_qp_flush run in any context.
+ * post_recv and eroce_qp_flush run in any context.
  * Locks: modify_qp changes the attributes with both qp->eng.lock (which
  * stops the engines, eroce_qp_engine_modify()) and qp->state_lock
  * (interrupts off) held, so the engines read them under the one and
@@ -12,9 +12,9 @@
  * posting, the consumer_lock the flush and the engines' consumption, both
  * inside qp->eng.lock where the engines take them.  The flushes post each
  * CQE with no ring lock held.  QPNs come from eroce_res.qp_xa
- * (its xa_lock), which holds each published QP's handle; lookups run
- * under RCU and take a reference in the handle, which is freed a grace
- * period after the QP (struct eroce_qp_handle).
+ * (its xa_lock), which holds each published QP's handle; lookups
+ * (eroce_lookup.c) run under RCU and take a reference in the handle,
+ * which is freed a grace period after the QP (struct eroce_qp_handle).
  */
 #include <linux/log2.h>
 
@@ -485,33 +485,6 @@ int eroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kfree_rcu(qp->handle, rcu);
 	atomic_dec(&res->num_qp);
 	return 0;
-}
-
-/*
- * eroce_qp_handle_get - the QP of @h with a reference, or NULL when it is
- * being destroyed.  Caller in an RCU read-side section that found @h.
- */
-struct eroce_qp *eroce_qp_handle_get(struct eroce_qp_handle *h)
-{
-	RCU_LOCKDEP_WARN(!rcu_read_lock_held(),
-			 "a QP handle looked at outside an RCU read-side section");
-	return h && eroce_obj_get(&h->obj) ? h->qp : NULL;
-}
-
-/* QP @qpn with a reference, or NULL.  Any context. */
-struct eroce_qp *eroce_qp_get(struct eroce_res *res, u32 qpn)
-{
-	struct eroce_qp *qp;
-
-	rcu_read_lock();
-	qp = eroce_qp_handle_get(xa_load(&res->qp_xa, qpn));
-	rcu_read_unlock();
-	return qp;
-}
-
-void eroce_qp_put(struct eroce_qp *qp)
-{
-	eroce_obj_put(&qp->handle->obj);
 }
 
 /* the completion opcode of a send work request opcode */

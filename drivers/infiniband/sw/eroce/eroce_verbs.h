@@ -462,9 +462,6 @@ int eroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int eroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
-struct eroce_qp *eroce_qp_get(struct eroce_res *res, u32 qpn);
-struct eroce_qp *eroce_qp_handle_get(struct eroce_qp_handle *h);
-void eroce_qp_put(struct eroce_qp *qp);
 void eroce_qp_flush(struct eroce_qp *qp);
 u8 eroce_wc_opcode_from_wr(u8 opcode);
 
