@@ -266,6 +266,7 @@ void eroce_qp_kick(struct eroce_qp *qp);
 void eroce_qp_kick_later(struct eroce_qp *qp);
 void eroce_qp_doorbell(struct eroce_qp *qp);
 void eroce_qp_flush_locked(struct eroce_qp *qp);
+void eroce_qp_flush_rq(struct eroce_qp *qp);
 bool eroce_qp_mark_err(struct eroce_qp *qp);
 void eroce_qp_fatal(struct eroce_qp *qp, enum ib_event_type event);
 void eroce_qp_event(struct eroce_qp *qp, enum ib_event_type type);

@@ -256,6 +256,15 @@ const struct eroce_wr_info *eroce_wr_info(u32 opcode)
 	return wi->flags ? wi : NULL;
 }
 
+/* the completion opcode of a send work request opcode */
+u8 eroce_wc_opcode_from_wr(u8 opcode)
+{
+	const struct eroce_wr_info *wi = eroce_wr_info(opcode);
+
+	/* a malformed entry fails as a send */
+	return wi ? wi->wc_opcode : IB_UVERBS_WC_SEND;
+}
+
 /**
  * eroce_hdr_check() - validate the transport headers of a received packet
  * @buf: the BTH, i.e. the start of the UDP payload

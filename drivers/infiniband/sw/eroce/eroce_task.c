@@ -19,13 +19,16 @@
  * context; eroce_qp_fatal() and the event helpers wherever the engine lock
  * is held.  Locks: qp->eng.lock (bottom halves off) around every engine
  * run and every transition; qp->state_lock and the rings' consumer_locks
- * nest inside it.
+ * nest inside it.  The flush of a QP in ERR takes each SQ or RQ entry
+ * under its ring's consumer_lock and posts its CQE with no ring lock
+ * held.
  */
 #include <linux/error-injection.h>
 #include <linux/log2.h>
 
 #include "eroce.h"
 #include "eroce_fault.h"
+#include "eroce_opcode.h"
 
 static struct workqueue_struct *eroce_wq;
 
@@ -159,6 +162,68 @@ void eroce_qp_event(struct eroce_qp *qp, enum ib_event_type type)
 
 	if (qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * Complete every WQE queued on @ring with IB_WC_WR_FLUSH_ERR on @cq.  At
+ * most num_slots: a user ring that keeps refilling is flushed again on its
+ * next doorbell.  Each WQE is taken under the consumer_lock and completed
+ * after it is dropped, so a comp_handler may post again.
+ */
+static void eroce_qp_flush_ring(struct eroce_qp *qp, struct eroce_ring *ring,
+				struct ib_cq *ibcq, bool send)
+{
+	union {
+		struct eroce_send_wqe send;
+		struct eroce_recv_wqe recv;
+	} wqe;
+	struct eroce_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	unsigned long flags;
+	u32 n;
+	int err;
+
+	for (n = 0; n < ring->num_slots; n++) {
+		spin_lock_irqsave(&ring->consumer_lock, flags);
+		err = eroce_ring_consume_copy(ring, &wqe, send ?
+					      sizeof(wqe.send) :
+					      sizeof(wqe.recv));
+		if (!err)
+			eroce_ring_consume_commit(ring);
+		spin_unlock_irqrestore(&ring->consumer_lock, flags);
+		if (err)
+			break;
+
+		if (send) {
+			cqe.wr_id = wqe.send.wr_id;
+			cqe.opcode = eroce_wc_opcode_from_wr(wqe.send.opcode);
+		} else {
+			cqe.wr_id = wqe.recv.wr_id;
+			cqe.opcode = IB_WC_RECV;
+		}
+		eroce_cq_post(to_eroce_cq(ibcq), &cqe, false);
+	}
+}
+
+static void eroce_qp_flush_sq(struct eroce_qp *qp)
+{
+	eroce_qp_flush_ring(qp, &qp->sq, qp->ibqp.send_cq, true);
+}
+
+/* flush the RQ of a QP in ERR: also post_recv's, without the engine lock */
+void eroce_qp_flush_rq(struct eroce_qp *qp)
+{
+	if (qp->rq.ctrl)
+		eroce_qp_flush_ring(qp, &qp->rq, qp->ibqp.recv_cq, false);
+}
+
+/* flush both queues of a QP in the error state */
+static void eroce_qp_flush(struct eroce_qp *qp)
+{
+	eroce_qp_flush_sq(qp);
+	eroce_qp_flush_rq(qp);
 }
 
 /**

@@ -462,8 +462,6 @@ int eroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int eroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
-void eroce_qp_flush(struct eroce_qp *qp);
-u8 eroce_wc_opcode_from_wr(u8 opcode);
 
 /* eroce_restrack.c */
 int eroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
