@@ -252,26 +252,32 @@ struct eroce_qp_engine {
 
 struct eroce_qp;
 
-/* eroce_task.c */
+/* eroce_sched.c: the workqueue and the kicks */
 int eroce_wq_init(void);
 void eroce_wq_exit(void);
+void eroce_qp_kick(struct eroce_qp *qp);
+void eroce_qp_kick_later(struct eroce_qp *qp);
+
+/* eroce_qp_event.c: QP events and the engines' error primitives */
+void eroce_qp_err_register(void (*enter_err)(struct eroce_qp *qp));
+bool eroce_qp_mark_err(struct eroce_qp *qp);
+void eroce_qp_fatal(struct eroce_qp *qp, enum ib_event_type event);
+void eroce_qp_event(struct eroce_qp *qp, enum ib_event_type type);
+void eroce_qp_rcvd(struct eroce_qp *qp);
+void eroce_req_check_drained(struct eroce_qp *qp);
+
+/* eroce_task.c: engine life cycle, transitions, the work function */
 struct eroce_srq;
+void eroce_task_init(void);
 int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq);
 void eroce_qp_engine_free(struct eroce_qp *qp);
 void eroce_qp_engine_fini(struct eroce_qp *qp);
 void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 			    enum ib_qp_state next, struct eroce_rsp **rsp,
 			    u32 rsp_size);
-void eroce_qp_kick(struct eroce_qp *qp);
-void eroce_qp_kick_later(struct eroce_qp *qp);
 void eroce_qp_doorbell(struct eroce_qp *qp);
 void eroce_qp_flush_locked(struct eroce_qp *qp);
 void eroce_qp_flush_rq(struct eroce_qp *qp);
-bool eroce_qp_mark_err(struct eroce_qp *qp);
-void eroce_qp_fatal(struct eroce_qp *qp, enum ib_event_type event);
-void eroce_qp_event(struct eroce_qp *qp, enum ib_event_type type);
-void eroce_qp_rcvd(struct eroce_qp *qp);
-void eroce_req_check_drained(struct eroce_qp *qp);
 
 /* eroce_req.c */
 bool eroce_req_run(struct eroce_qp *qp);

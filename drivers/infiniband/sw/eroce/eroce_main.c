@@ -114,6 +114,7 @@ static int __init eroce_init(void)
 {
 	int err;
 
+	eroce_task_init();
 	err = eroce_wq_init();
 	if (err)
 		return err;
