@@ -10,6 +10,7 @@
 #ifndef EROCE_H
 #define EROCE_H
 
+#include <linux/net.h>
 #include <linux/netdevice.h>
 #include <linux/mutex.h>
 #include <rdma/ib_verbs.h>
@@ -114,6 +115,21 @@ static inline void eroce_stat_inc(struct eroce_dev *edev,
 {
 	this_cpu_inc(edev->stats->count[cnt]);
 }
+
+/*
+ * A received packet dropped, by the network layer's checks (eroce_recv.c)
+ * or the transport's (eroce_deliver.c, eroce_dispatch.c): its own counter
+ * and a rate-limited debug line.
+ */
+#define eroce_rx_drop(edev, cnt, fmt, ...)				\
+	do {								\
+		struct eroce_dev *__edev = (edev);			\
+									\
+		eroce_stat_inc(__edev, EROCE_CNT_##cnt);		\
+		net_dbg_ratelimited("eroce: %s: drop: " fmt "\n",	\
+				    dev_name(&__edev->ibdev.dev),	\
+				    ##__VA_ARGS__);			\
+	} while (0)
 
 /* eroce_device.c */
 int eroce_dev_add(const char *name, struct net_device *ndev);

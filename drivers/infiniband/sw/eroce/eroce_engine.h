@@ -319,10 +319,22 @@ void eroce_rate_cnp_rcvd(struct eroce_qp *qp);
 void eroce_rate_ecn_ce(struct eroce_qp *qp);
 u32 eroce_rate_kbps(struct eroce_qp *qp);
 
-/* eroce_recv.c */
+/* eroce_recv.c: the network layer's receive, and its one way up */
+void eroce_recv_register(void (*up)(struct eroce_dev *edev,
+				    struct eroce_rx *pkt,
+				    const union ib_gid *sgid,
+				    const union ib_gid *dgid,
+				    bool mcast));
 void eroce_recv_ready(struct sock *sk);
 void eroce_recv_looped(struct sk_buff *skb);
+
+/* eroce_deliver.c: a received packet into one QP's transport */
+void eroce_recv_cnp(struct eroce_dev *edev, struct eroce_rx *pkt,
+		    const union ib_gid *sgid);
 void eroce_recv_deliver(struct eroce_dev *edev, struct eroce_rx *pkt,
 			const union ib_gid *sgid, struct eroce_qp *qp);
+
+/* eroce_dispatch.c: where eroce_recv.c hands packets up */
+void eroce_dispatch_init(void);
 
 #endif /* EROCE_ENGINE_H */
