@@ -19,7 +19,7 @@
  * EROCE_HDR_ suffix); lengths and offsets follow from the header sizes.
  * @role is the role that handles the opcode and its kind: RESP(SEND) for
  * a request the responder executes as a SEND, COMP(ACK) for a response
- * the completer takes as an ACK, NO_ROLE for the CNP (eroce_recv.c).
+ * the completer takes as an ACK, NO_ROLE for the CNP (eroce_deliver.c).
  */
 #define EROCE_CNPRSVD_BYTES	EROCE_CNP_RSVD_BYTES
 
