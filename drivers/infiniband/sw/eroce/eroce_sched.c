@@ -3,8 +3,8 @@
  * eroce_sched.c - where and when a QP's work item runs.
  *
  * Owns the eroce workqueue and the kicks that queue a QP's work item on
- * it, on the CPU its QP number picked (qp->eng.cpu, set by the
- * transitions in eroce_task.c).  The work function, which runs the
+ * it, on the CPU its QP number picked (qp->eng.cpu, which eroce_task.c
+ * sets when the QP leaves RESET).  The work function, which runs the
  * engines, is eroce_task.c's: the engines kick the work item through
  * here and never call the file that runs them.
  *
