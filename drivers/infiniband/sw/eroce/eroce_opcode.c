@@ -19,7 +19,7 @@
  * EROCE_HDR_ suffix); lengths and offsets follow from the header sizes.
  * @role is the role that handles the opcode and its kind: RESP(SEND) for
  * a request the responder executes as a SEND, COMP(ACK) for a response
- * the completer takes as an ACK, NO_ROLE for the CNP (eroce_recv.c).
+ * the completer takes as an ACK, NO_ROLE for the CNP (eroce_deliver.c).
  */
 #define EROCE_CNPRSVD_BYTES	EROCE_CNP_RSVD_BYTES
 
@@ -254,6 +254,15 @@ const struct eroce_wr_info *eroce_wr_info(u32 opcode)
 		return NULL;
 	wi = &eroce_wr_table[opcode];
 	return wi->flags ? wi : NULL;
+}
+
+/* the completion opcode of a send work request opcode */
+u8 eroce_wc_opcode_from_wr(u8 opcode)
+{
+	const struct eroce_wr_info *wi = eroce_wr_info(opcode);
+
+	/* a malformed entry fails as a send */
+	return wi ? wi->wc_opcode : IB_UVERBS_WC_SEND;
 }
 
 /**

@@ -290,6 +290,7 @@ static inline u32 eroce_qp_type_wrf(u32 type)
 
 /* NULL unless eroce accepts @opcode on some QP type */
 const struct eroce_wr_info *eroce_wr_info(u32 opcode);
+u8 eroce_wc_opcode_from_wr(u8 opcode);
 
 /*
  * A READ, an atomic or an ATOMIC WRITE: it completes with its response,

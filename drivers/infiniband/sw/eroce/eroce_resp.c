@@ -957,7 +957,7 @@ static void eroce_resp_atomic_duplicate(struct eroce_qp *qp,
 
 /*
  * Indexed by struct eroce_opcode_info.resp.  EROCE_RESP_NONE has no
- * handlers: only requests come here (eroce_recv.c), and every request row
+ * handlers: only requests come here (eroce_deliver.c), and every request row
  * names its kind (test_opcode).  UD requests go to eroce_resp_ud().
  */
 static const struct eroce_resp_ops eroce_resp_ops[EROCE_RESP_KINDS] = {
