@@ -236,10 +236,11 @@ test_qp_rate_limit_after_stall() {
 	wait "$spid"
 	netem_clear "$NS2" veth2
 	cap_stop
-	# bytes per second at the cap, in the second before and after t
-	read -r rate_before rate_after < <(tshark -r "$pcap" -T fields \
-		-e frame.time_epoch -e ip.len 2>/dev/null |
-		awk -v t="$t" -v c="$((kbps * 1000 / 8))" '
+	# bytes per second at the cap, in the second before and after t (the
+	# capture decoded once: tshark takes some 20 s to start under TCG)
+	tshark -r "$pcap" -T fields -e frame.time_epoch -e ip.len \
+		>"$pcap.txt" 2>/dev/null
+	read -r rate_before rate_after < <(awk -v t="$t" -v c="$((kbps * 1000 / 8))" '
 			$1 >= t - 1 && $1 < t { b += $2 }
 			# 50 ms bins from t on
 			$1 >= t && $1 < t + 2 { a[int(($1 - t) * 20)] += $2 }
@@ -253,13 +254,12 @@ test_qp_rate_limit_after_stall() {
 						m = s
 				}
 				printf "%.3f %.3f\n", b / c, late ? m / c : -1
-			}')
+			}' "$pcap.txt")
 	ktap_diag "rate limit $kbps kb/s, 2 s window stall: ${rate_before:-?} times the cap in the second before the ACKs came back, at most ${rate_after:-?} in a second after (times the cap before the stall, per half second:$SCHEDULE_SEEN)"
-	ktap_diag "times the cap per 250 ms from 1 s before: $(tshark -r "$pcap" -T fields \
-		-e frame.time_epoch -e ip.len 2>/dev/null |
-		awk -v t="$t" -v c="$((kbps * 1000 / 8))" '
+	ktap_diag "times the cap per 250 ms from 1 s before: $(awk -v t="$t" \
+		-v c="$((kbps * 1000 / 8))" '
 			$1 >= t - 1 && $1 < t + 2 { b[int(($1 - t + 1) * 4)] += $2 }
-			END { for (i = 0; i < 12; i++) printf "%.2f ", b[i] * 4 / c }')"
+			END { for (i = 0; i < 12; i++) printf "%.2f ", b[i] * 4 / c }' "$pcap.txt")"
 	# rate bounds (no capture to measure from fails everywhere)
 	local report=ktap_bound
 	[ -n "${rate_before:-}" ] && [ -n "${rate_after:-}" ] || report=ktap_result
