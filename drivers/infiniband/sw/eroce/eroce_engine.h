@@ -300,12 +300,14 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
 
 /* eroce_resp.c */
 void eroce_resp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
-bool eroce_resp_run_reads(struct eroce_qp *qp);
 void eroce_resp_flush(struct eroce_qp *qp);
 void eroce_resp_reset(struct eroce_qp *qp);
+void eroce_resp_free(struct eroce_qp *qp);
+
+/* eroce_resp_queue.c */
+bool eroce_resp_run_reads(struct eroce_qp *qp);
 struct eroce_rsp *eroce_resp_room_alloc(u32 size);
 void eroce_resp_room_set(struct eroce_qp *qp, struct eroce_rsp *rsp, u32 size);
-void eroce_resp_free(struct eroce_qp *qp);
 
 /* eroce_rate.c */
 void eroce_rate_init(struct eroce_qp *qp);
