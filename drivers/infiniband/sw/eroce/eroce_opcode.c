@@ -6,7 +6,7 @@
  * used only when its valid bit is set, so an unknown opcode never reaches
  * a length, an offset or a role kind.  Each entry names the kind of the
  * responder's or the completer's handling, which indexes that role's own
- * table of handlers (eroce_resp.c, eroce_comp.c); none are here.  And the
+ * table of handlers (eroce_resp_exec.c, eroce_comp.c); none are here.  And the
  * table of send work request opcodes, indexed by IB_UVERBS_WR_*,
  * bounds-checked the same way.  Runs in any context (softirq receive,
  * workqueue engines, userspace tests); takes no locks and keeps no state.

@@ -12,6 +12,22 @@
 #include "eroce_mem.h"
 #include "eroce_opcode.h"
 
+/*
+ * The handlers of each kind of request (struct eroce_opcode_info.resp).
+ * execute runs a request at the expected PSN and returns the PSNs it takes
+ * (a READ one per response packet), or 0 when it must not advance the
+ * expected PSN (an RNR NAK, a fatal NAK, no room for the responses).
+ * duplicate answers a request seen before.  Both run under qp->eng.lock.
+ */
+struct eroce_resp_ops {
+	u32 (*execute)(struct eroce_qp *qp, struct eroce_rx *pkt);
+	void (*duplicate)(struct eroce_qp *qp, struct eroce_rx *pkt);
+	bool ack;	/* ACKed on AckReq; else its response answers it */
+	bool keep;	/* may wait after a hole (selective repeat) */
+};
+
+extern const struct eroce_resp_ops eroce_resp_ops[EROCE_RESP_KINDS];
+
 /* eroce_resp_queue.c */
 void eroce_resp_send_atomic_ack_now(struct eroce_qp *qp, u32 psn,
 				    u32 msn, u64 orig);
@@ -21,6 +37,17 @@ void eroce_resp_ack_sr(struct eroce_qp *qp, u8 syn, u32 psn,
 void eroce_resp_fatal_nak(struct eroce_qp *qp, struct eroce_rx *pkt,
 			  enum eroce_nak_code code);
 void eroce_resp_answer_reads(struct eroce_qp *qp);
+
+/* eroce_resp_exec.c */
+void eroce_resp_uc_drop(struct eroce_qp *qp, struct eroce_rx *pkt,
+			enum eroce_counter cnt, const char *why);
+int eroce_resp_fetch_rwqe(struct eroce_qp *qp);
+int eroce_resp_fill_rwqe(struct eroce_qp *qp, void *buf, u32 len);
+void eroce_resp_complete_rwqe(struct eroce_qp *qp,
+			      struct eroce_rx *pkt, u8 opcode,
+			      u32 byte_len, u32 src_qp, u8 wc_flags);
+void eroce_resp_duplicate(struct eroce_qp *qp, struct eroce_rx *pkt);
+void eroce_resp_execute(struct eroce_qp *qp, struct eroce_rx *pkt);
 
 static inline u32 eroce_resp_mtu(struct eroce_qp *qp)
 {
