@@ -164,7 +164,7 @@ struct eroce_opcode_info;
 struct eroce_rx {
 	struct eroce_dev *edev;
 	struct sk_buff *skb;		/* holds the BTH and what follows */
-	/* skb holds other packets too: kept as a copy (eroce_resp.c) */
+	/* skb holds other packets too: kept as a copy (eroce_resp_sr.c) */
 	bool skb_shared;
 	/* the IP header it was sent with; valid while it is received */
 	const void *iph;

@@ -49,6 +49,15 @@ void eroce_resp_complete_rwqe(struct eroce_qp *qp,
 void eroce_resp_duplicate(struct eroce_qp *qp, struct eroce_rx *pkt);
 void eroce_resp_execute(struct eroce_qp *qp, struct eroce_rx *pkt);
 
+/* eroce_resp_sr.c */
+void eroce_resp_ooo_clear(struct eroce_qp *qp);
+bool eroce_resp_is_kept(const struct eroce_qp *qp, u32 psn);
+void eroce_resp_nak_hole(struct eroce_qp *qp, struct eroce_dev *edev,
+			 bool sr);
+bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
+		     s32 diff);
+void eroce_resp_drain(struct eroce_qp *qp);
+
 static inline u32 eroce_resp_mtu(struct eroce_qp *qp)
 {
 	return ib_mtu_enum_to_int(READ_ONCE(qp->attrs.path_mtu));
