@@ -58,6 +58,10 @@ bool eroce_resp_keep(struct eroce_qp *qp, struct eroce_rx *pkt,
 		     s32 diff);
 void eroce_resp_drain(struct eroce_qp *qp);
 
+/* eroce_resp_ud.c */
+void eroce_resp_uc(struct eroce_qp *qp, struct eroce_rx *pkt);
+void eroce_resp_ud(struct eroce_qp *qp, struct eroce_rx *pkt);
+
 static inline u32 eroce_resp_mtu(struct eroce_qp *qp)
 {
 	return ib_mtu_enum_to_int(READ_ONCE(qp->attrs.path_mtu));
