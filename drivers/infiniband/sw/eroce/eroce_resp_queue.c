@@ -21,7 +21,7 @@
  * Context: receive softirq (through eroce_resp_rcv()) and the QP's work
  * item (eroce_resp_run_reads()); eroce_resp_room_alloc() in process
  * context, GFP_KERNEL.  Locks: the caller holds qp->eng.lock, but for
- * eroce_resp_room_alloc(); no lock is taken here.
+ * eroce_resp_room_alloc(); this file takes no lock of its own.
  */
 #include "eroce_opcode.h"
 #include "eroce_psn.h"

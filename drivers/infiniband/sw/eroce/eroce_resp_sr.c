@@ -10,8 +10,8 @@
  *
  * Context: receive softirq (eroce_resp_rcv()); eroce_resp_ooo_clear() also
  * from the QP's reset and teardown.  Locks: the caller holds
- * qp->eng.lock, but for the teardown's eroce_resp_free(); no lock is taken
- * here (the budget is an atomic_t).
+ * qp->eng.lock, but for the teardown's eroce_resp_free(); this file takes
+ * no lock of its own (the budget is an atomic_t).
  */
 #include "eroce_opcode.h"
 #include "eroce_psn.h"
