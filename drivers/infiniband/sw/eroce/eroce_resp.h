@@ -76,7 +76,7 @@ static inline bool eroce_rsp_queue_empty(const struct eroce_resp *resp)
  * Room for one more owed response.  A READ, atomic or ATOMIC WRITE answer
  * (@ack false) leaves the last entry to an ACK or NAK: when the queue is
  * full, the entry queued last is an ACK or NAK, and a new one is folded
- * into it (eroce_resp_ack_sr()) rather than lost.
+ * into it (eroce_resp_ack_fold()) rather than lost.
  */
 static inline bool eroce_rsp_queue_room(const struct eroce_resp *resp, bool ack)
 {

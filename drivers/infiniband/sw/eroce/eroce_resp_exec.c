@@ -7,7 +7,7 @@
  *
  * What a request does is up to the handlers of its kind, the opcode
  * table's struct eroce_opcode_info.resp: eroce_resp_ops[] holds, per
- * kind (SEND, WRITE, READ, atomic), how it executes at the expected PSN,
+ * kind (SEND, WRITE, READ, atomic, ATOMIC WRITE), how it executes at the expected PSN,
  * how a duplicate is answered, whether AckReq draws an ACK and whether
  * selective repeat may keep it.  The PSN check, the message sequence
  * check and the PSN accounting are common (eroce_resp_rc(),
