@@ -70,11 +70,15 @@ struct eroce_mcast {
 struct eroce_dev {
 	struct ib_device ibdev;		/* first: ib_alloc_device() */
 	/*
-	 * parent netdev; ib_device_set_netdev() holds the reference until
-	 * unregistration drops it: valid in the netdev notifier and while
-	 * registering, elsewhere use eroce_get_netdev()
+	 * parent netdev; ib_device_set_netdev() holds a reference until
+	 * unregistration drops it: where a device must not see a netdev
+	 * that is gone, use eroce_get_netdev().  The device's own reference,
+	 * dropped by eroce_dealloc_driver(), keeps the pointer valid for
+	 * eroce_vlan_map_dev_del().
 	 */
 	struct net_device *ndev;
+	/* eroce_vlan_map_dev_add() ran (under RTNL, as does its undo) */
+	bool vlan_map_added;
 	struct eroce_net *net;		/* sockets of ndev's namespace */
 
 	/* guards port_state and active_mtu against the netdev notifier */

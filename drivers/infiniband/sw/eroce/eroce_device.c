@@ -14,6 +14,7 @@
  */
 #include <linux/netdevice.h>
 #include <linux/if_arp.h>
+#include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
@@ -192,6 +193,17 @@ static void eroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct eroce_dev *edev = to_eroce_dev(ibdev);
 
+	/*
+	 * eroce's entries in the VLAN devices' maps that no other device
+	 * needs go; the netdev is ours until here, ib_core's reference is
+	 * gone already
+	 */
+	if (edev->vlan_map_added) {
+		rtnl_lock();
+		eroce_vlan_map_dev_del(edev);
+		rtnl_unlock();
+	}
+	dev_put(edev->ndev);
 	eroce_tuning_sysfs_del(edev);
 	cancel_work_sync(&edev->lo_work);
 	eroce_xmit_loopback_purge(edev);
@@ -304,6 +316,8 @@ static void eroce_dev_init_attrs(struct eroce_dev *edev,
 {
 	struct ib_device *ibdev = &edev->ibdev;
 
+	/* dropped by eroce_dealloc_driver(), after eroce_vlan_map_dev_del() */
+	dev_hold(ndev);
 	edev->ndev = ndev;
 	spin_lock_init(&edev->port_lock);
 	spin_lock_init(&edev->pace_lock);
@@ -385,6 +399,12 @@ int eroce_dev_add(const char *name, struct net_device *ndev)
 		       netdev_name(ndev), err);
 		goto err_dealloc_device;
 	}
+
+	/* PCP = SL out of the VLAN devices (eroce_vlan.c) */
+	rtnl_lock();
+	eroce_vlan_map_dev_add(edev);
+	edev->vlan_map_added = true;
+	rtnl_unlock();
 
 	err = eroce_tuning_sysfs_add(edev);
 	if (err)

@@ -5,7 +5,8 @@
  *
  * `rdma link add NAME type eroce netdev DEV` reaches eroce_newlink(); the
  * notifier makes every device follow its netdev (up/down, MTU) and go away
- * with it.
+ * with it, and gives a VLAN device made on (or over) its netdev eroce's
+ * egress-qos-map entries (eroce_vlan.c).
  *
  * Context: process context.  Locks: eroce_link_lock (mutex) serialises
  * device creation so that two concurrent `rdma link add` commands cannot
@@ -18,6 +19,7 @@
 #include "eroce.h"
 #include "eroce_crc32.h"
 #include "eroce_fault.h"
+#include "eroce_xmit.h"
 
 MODULE_AUTHOR("The eroce developers");
 MODULE_DESCRIPTION("Software RoCEv2 RDMA provider for Ethernet netdevs");
@@ -79,7 +81,12 @@ static int eroce_netdev_event(struct notifier_block *nb, unsigned long event,
 			      void *ptr)
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct netdev_notifier_changeupper_info *upper = ptr;
 	struct eroce_dev *edev;
+
+	/* a VLAN device on (or over) an eroce device's netdev */
+	if (event == NETDEV_CHANGEUPPER && upper->linking)
+		eroce_vlan_map_upper_linked(upper->upper_dev);
 
 	edev = eroce_dev_get_by_netdev(ndev);
 	if (!edev)

@@ -1,232 +1,242 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * eroce_vlan.c - the last hop of a packet routed out of a VLAN device:
- * its 802.1p priority (PCP) is the path's SL, as on RoCE NICs.
+ * eroce_vlan.c - eroce's entries in the egress-qos-maps of the VLAN
+ * devices its packets leave through, so that their 802.1p priority (PCP)
+ * is the path's SL, as on RoCE NICs, while every packet takes the IP
+ * stack's output and the VLAN device's own transmit (its qdisc, tc hooks
+ * and counters).
  *
  * A VLAN device takes the PCP of what it sends from its egress-qos-map,
- * which is empty (PCP 0) unless the administrator fills it, and rdma_cm
- * has already derived the SL from the TOS through that same map: sent
- * through the VLAN device, an SL would be mapped a second time.  So,
- * unless the device's `vlan_egress_map` tunable asks for Linux's way, a
- * packet whose route leaves through a VLAN device goes through the IP
- * stack's output as any other (netfilter's LOCAL_OUT and POST_ROUTING,
- * the VLAN device's neighbour), and is then handed to the VLAN's real
- * device with the 802.1Q tag written here: the VLAN ID, and as PCP the
- * packet's priority, which eroce_xmit.c set to the SL.  What it skips is
- * the VLAN device's own transmit: its queueing discipline (noqueue unless
- * one was added), its tc hooks and its counters.
+ * keyed by skb->priority, empty (PCP 0) unless the administrator fills
+ * it; rdma_cm has already derived the SL from the TOS through that same
+ * map (iboe_tos_to_sl()), so an SL sent as skb->priority would be mapped
+ * a second time.  Out of a VLAN device eroce_xmit.c therefore sends with
+ * a private priority, EROCE_VLAN_PRIO(sl) = EROCE_VLAN_PRIO_BASE | sl,
+ * and this file puts the entries EROCE_VLAN_PRIO(sl) -> sl (sl 1 to 7;
+ * SL 0 needs none: a priority without an entry gets PCP 0) into the maps
+ * of the VLAN devices that may carry eroce's packets.  The map's lookup,
+ * vlan_dev_get_egress_qos_mask(), picks a bucket by (priority & 0xF) and
+ * compares the whole 32-bit priority, so these entries leave the
+ * administrator's entries for ordinary priorities alone.
  *
- * The VLAN device's own path is kept where this one cannot follow it: a
- * neighbour not yet resolved (the packet waits in the neighbour's queue
- * and leaves through the VLAN device), multicast and broadcast, a VLAN on
- * a VLAN, a device enslaved to a VRF, IPsec, lightweight tunnels, a packet
- * too big for the route (eroce_vlan_pcp_is_sl()).
+ * Which devices: the eroce netdev and the VLAN devices below it, if it is
+ * one (a VLAN on a VLAN tags twice, each from its own map), and every
+ * VLAN device above it (netdev_walk_all_upper_dev_rcu(): ib_core's GIDs
+ * come from these, and a QP's packets leave through the netdev of its
+ * GID).  When: as the device registers (eroce_vlan_map_dev_add()), and
+ * when a VLAN device is linked above a device that needs them
+ * (eroce_vlan_map_upper_linked(), from the netdev notifier's
+ * NETDEV_CHANGEUPPER); the entries live in the VLAN device and follow it
+ * into another namespace.  When the eroce device goes
+ * (eroce_vlan_map_dev_del()) they are set to PCP 0, which is what a
+ * missing entry gives and which `ip -d link show` does not show, on the
+ * devices no other eroce device still needs.  How: the VLAN device's
+ * rtnl_link_ops->changelink() with an IFLA_VLAN_EGRESS_QOS attribute built
+ * here, which is what `ip link set DEV type vlan egress-qos-map` does:
+ * the 8021q module exports no function that sets one entry.  A device
+ * that refuses is logged; eroce_xmit.c, finding no entry for an SL, sends
+ * with the SL as priority through the administrator's map and counts it.
  *
- * Context: as eroce_xmit.c (any, bottom halves off).  Locks: none of
- * its own; RCU-bh for the neighbour, as the IP stack's output.
+ * Context: process context.  Locks: RTNL, held by the caller (the
+ * netdev notifier, device registration and release); none of its own.
  */
 #include <linux/if_vlan.h>
-#include <linux/netfilter.h>
-#include <linux/netfilter_ipv4.h>
-#include <linux/netfilter_ipv6.h>
-#include <net/ip.h>
-#include <net/ip6_route.h>
-#include <net/ipv6.h>
-#include <net/l3mdev.h>
-#include <net/lwtunnel.h>
-#include <net/neighbour.h>
-#include <net/route.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/slab.h>
+#include <net/rtnetlink.h>
 
 #include "eroce.h"
 #include "eroce_xmit.h"
 
-/**
- * eroce_vlan_pcp_is_sl() - does a packet take this path?
- * @edev: the sending device
- * @skb: the packet (or batch), routed, its skb->dev and skb->protocol set
- *
- * Return: true for a unicast packet that fits its route's MTU, routed out
- * of a VLAN device on a real (not VLAN) device, outside a VRF, with no
- * IPsec transform or lightweight tunnel on the route, unless @edev follows
- * the VLAN devices' egress maps.  Multicast and broadcast keep the IP
- * stack's output, which loops them back to this host's listeners; the
- * rest keep it so that what they need is done (or a packet too big is
- * dropped) as for any packet.
- */
-bool eroce_vlan_pcp_is_sl(const struct eroce_dev *edev, struct sk_buff *skb)
-{
-	struct dst_entry *dst = skb_dst(skb);
-	struct net_device *egress = skb->dev;
-	unsigned int mtu = dst_mtu(dst);
+/* PCPs 1 to 7: the entries eroce puts in a map */
+#define EROCE_VLAN_MAP_ENTRIES	7
 
-	if (!is_vlan_dev(egress) || READ_ONCE(edev->tuning.vlan_egress_map) ||
-	    is_vlan_dev(vlan_dev_real_dev(egress)) ||
-	    netif_is_l3_slave(egress) || dst_xfrm(dst) ||
-	    lwtunnel_xmit_redirect(dst->lwtstate))
+/* an IFLA_VLAN_EGRESS_QOS attribute as `ip link` sends it */
+struct eroce_vlan_qos_attr {
+	struct nlattr nest;
+	struct {
+		struct nlattr nla;
+		struct ifla_vlan_qos_mapping map;
+	} entry[EROCE_VLAN_MAP_ENTRIES];
+};
+
+/*
+ * Set eroce's entries of @vlan to PCP = SL (@on) or to PCP 0.  Return: 0
+ * or the error of the VLAN device's changelink.
+ */
+static int eroce_vlan_map_write(struct net_device *vlan, bool on)
+{
+	const struct rtnl_link_ops *ops = vlan->rtnl_link_ops;
+	struct nlattr *data[IFLA_VLAN_MAX + 1] = {};
+	struct eroce_vlan_qos_attr *attr;
+	struct nlattr **tb;
+	int i, err;
+
+	ASSERT_RTNL();
+	if (!ops || !ops->changelink || strcmp(ops->kind, "vlan") ||
+	    ops->maxtype < IFLA_VLAN_EGRESS_QOS)
+		return -EOPNOTSUPP;
+
+	attr = kzalloc(sizeof(*attr), GFP_KERNEL);
+	tb = kcalloc(IFLA_MAX + 1, sizeof(*tb), GFP_KERNEL);
+	if (!attr || !tb) {
+		err = -ENOMEM;
+		goto out;
+	}
+	attr->nest.nla_type = IFLA_VLAN_EGRESS_QOS;
+	attr->nest.nla_len = sizeof(*attr);
+	for (i = 0; i < EROCE_VLAN_MAP_ENTRIES; i++) {
+		u32 sl = i + 1;
+
+		attr->entry[i].nla.nla_type = IFLA_VLAN_QOS_MAPPING;
+		attr->entry[i].nla.nla_len = sizeof(attr->entry[i]);
+		attr->entry[i].map.from = EROCE_VLAN_PRIO(sl);
+		attr->entry[i].map.to = on ? sl : 0;
+	}
+	data[IFLA_VLAN_EGRESS_QOS] = &attr->nest;
+	/*
+	 * no RTM_NEWLINK follows (rtmsg_ifinfo() is not exported, and
+	 * netdev_state_change() would also send NETDEV_CHANGE): `ip monitor`
+	 * does not see the change, `ip -d link show` does
+	 */
+	err = ops->changelink(vlan, tb, data, NULL);
+out:
+	kfree(tb);
+	kfree(attr);
+	return err;
+}
+
+/* a device needs eroce's entries: log one it could not have */
+static int eroce_vlan_map_set(struct net_device *vlan)
+{
+	int err;
+
+	if (!is_vlan_dev(vlan) || vlan->reg_state != NETREG_REGISTERED)
+		return 0;
+	err = eroce_vlan_map_write(vlan, true);
+	if (err)
+		netdev_warn(vlan, "eroce: no egress-qos-map entries for PCP = SL (%d): the map gives the PCP of each SL\n",
+			    err);
+	return 0;
+}
+
+/* an eroce device other than @except on @ndev */
+static bool eroce_vlan_has_other_dev(struct net_device *ndev,
+				     const struct eroce_dev *except)
+{
+	struct eroce_dev *edev = eroce_dev_get_by_netdev(ndev);
+	bool other;
+
+	if (!edev)
 		return false;
-	if (skb_is_gso(skb) ? !skb_gso_validate_network_len(skb, mtu) :
-			      skb->len > mtu)
-		return false;
-	if (skb->protocol == htons(ETH_P_IP))
-		return !(skb_rtable(skb)->rt_flags &
-			 (RTCF_MULTICAST | RTCF_BROADCAST));
-	return !ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr);
+	other = edev != except;
+	ib_device_put(&edev->ibdev);
+	return other;
+}
+
+static int eroce_vlan_has_other_dev_walk(struct net_device *ndev,
+					 struct netdev_nested_priv *priv)
+{
+	return eroce_vlan_has_other_dev(ndev, priv->data);
 }
 
 /*
- * The frame leaves through the VLAN's real device with PCP = priority;
- * a neighbour that cannot be used yet, or one of a VLAN device that is
- * down (which drops it), goes the VLAN device's way.
+ * Does an eroce device other than @except send through @vlan: one on
+ * @vlan, below it or above it?
  */
-static int eroce_vlan_neigh_xmit(struct neighbour *neigh, struct sk_buff *skb,
-				 bool skip_cache)
+static bool eroce_vlan_map_needed(struct net_device *vlan,
+				  const struct eroce_dev *except)
 {
-	struct net_device *vlan = neigh->dev, *real;
-	char ha[MAX_ADDR_LEN];
-	u16 tci;
+	struct netdev_nested_priv priv = { .data = (void *)except };
 
-	if (!is_vlan_dev(vlan) || !netif_running(vlan) ||
-	    !(READ_ONCE(neigh->nud_state) & NUD_VALID) ||
-	    neigh_event_send(neigh, NULL))
-		return neigh_output(neigh, skb, skip_cache);
-
-	real = vlan_dev_real_dev(vlan);
-	if (is_vlan_dev(real))
-		return neigh_output(neigh, skb, skip_cache);
-	if (skb_cow_head(skb, LL_RESERVED_SPACE(real))) {
-		kfree_skb(skb);
-		return -ENOMEM;
-	}
-	neigh_ha_snapshot(ha, neigh, real);
-	if (dev_hard_header(skb, real, ntohs(skb->protocol), ha,
-			    vlan->dev_addr, skb->len) < 0) {
-		kfree_skb(skb);
-		return -EINVAL;
-	}
-	tci = vlan_dev_vlan_id(vlan) |
-	      (skb->priority & 7) << VLAN_PRIO_SHIFT;
-	__vlan_hwaccel_put_tag(skb, vlan_dev_vlan_proto(vlan), tci);
-	skb->dev = real;
-	return dev_queue_xmit(skb);
+	ASSERT_RTNL();
+	return eroce_vlan_has_other_dev(vlan, except) ||
+	       netdev_walk_all_lower_dev(vlan, eroce_vlan_has_other_dev_walk,
+					 &priv) ||
+	       netdev_walk_all_upper_dev_rcu(vlan,
+					     eroce_vlan_has_other_dev_walk,
+					     &priv);
 }
 
-/* as ip_finish_output2(), for a packet that fits the route's MTU */
-static int eroce_vlan_finish4(struct net *net, struct sock *sk,
-			      struct sk_buff *skb)
+/* eroce's entries of a device that @priv->data no longer needs go */
+static int eroce_vlan_map_clear(struct net_device *vlan,
+				struct netdev_nested_priv *priv)
 {
-	struct rtable *rt = skb_rtable(skb);
-	struct neighbour *neigh;
-	bool is_v6gw = false;
-	int err;
-
-	rcu_read_lock_bh();
-	neigh = ip_neigh_for_gw(rt, skb, &is_v6gw);
-	if (IS_ERR(neigh)) {
-		rcu_read_unlock_bh();
-		kfree_skb(skb);
-		return -EINVAL;
-	}
-	err = eroce_vlan_neigh_xmit(neigh, skb, is_v6gw);
-	rcu_read_unlock_bh();
-	return err;
+	if (!is_vlan_dev(vlan) || vlan->reg_state != NETREG_REGISTERED ||
+	    eroce_vlan_map_needed(vlan, priv->data))
+		return 0;
+	eroce_vlan_map_write(vlan, false);
+	return 0;
 }
 
-/* as ip_output() */
-static int eroce_vlan_output4(struct net *net, struct sock *sk,
-			      struct sk_buff *skb)
+static int eroce_vlan_map_set_walk(struct net_device *vlan,
+				   struct netdev_nested_priv *priv)
 {
-	struct net_device *dev = skb_dst(skb)->dev;
+	return eroce_vlan_map_set(vlan);
+}
 
-	IP_UPD_PO_STATS(net, IPSTATS_MIB_OUT, skb->len);
-	skb->dev = dev;
-	skb->protocol = htons(ETH_P_IP);
-	return NF_HOOK(NFPROTO_IPV4, NF_INET_POST_ROUTING, net, sk, skb, NULL,
-		       dev, eroce_vlan_finish4);
+/*
+ * @fn on each VLAN device the packets of an eroce device on @ndev may
+ * cross: @ndev and the VLAN devices below it, the VLAN devices above it.
+ * RTNL keeps the devices and their links; netdev_walk_all_upper_dev_rcu()
+ * is the walk that the core's own netdev_has_upper_dev() does under RTNL.
+ */
+static void eroce_vlan_map_walk(struct net_device *ndev,
+				int (*fn)(struct net_device *vlan,
+					  struct netdev_nested_priv *priv),
+				struct netdev_nested_priv *priv)
+{
+	struct net_device *dev;
+
+	ASSERT_RTNL();
+	for (dev = ndev; is_vlan_dev(dev); dev = vlan_dev_priv(dev)->real_dev)
+		fn(dev, priv);
+	netdev_walk_all_upper_dev_rcu(ndev, fn, priv);
 }
 
 /**
- * eroce_vlan_local_out4() - send an IPv4 packet (or batch) out of a VLAN
- * @net: the namespace of the route
- * @sk: eroce's socket there
- * @skb: the packet, its IP header complete but for the total length,
- *	 routed out of a VLAN device (eroce_vlan_pcp_is_sl())
+ * eroce_vlan_map_dev_add() - give the VLAN devices of a new device their
+ * entries
+ * @edev: the device, registered on edev->ndev
  *
- * As ip_local_out(), with the last hop of eroce_vlan_neigh_xmit().
- * Return: as ip_local_out(); @skb is consumed.
+ * Context: process context, RTNL held.
  */
-int eroce_vlan_local_out4(struct net *net, struct sock *sk,
-			  struct sk_buff *skb)
+void eroce_vlan_map_dev_add(struct eroce_dev *edev)
 {
-	struct iphdr *iph = ip_hdr(skb);
-	int err;
+	struct netdev_nested_priv priv = { .data = edev };
 
-	iph->tot_len = htons(skb->len);
-	ip_send_check(iph);
-	skb->protocol = htons(ETH_P_IP);
-	err = nf_hook(NFPROTO_IPV4, NF_INET_LOCAL_OUT, net, sk, skb, NULL,
-		      skb_dst(skb)->dev, eroce_vlan_output4);
-	if (likely(err == 1))
-		err = eroce_vlan_output4(net, sk, skb);
-	return err;
-}
-
-/* as ip6_finish_output2(), for a packet that fits the route's MTU */
-static int eroce_vlan_finish6(struct net *net, struct sock *sk,
-			      struct sk_buff *skb)
-{
-	struct dst_entry *dst = skb_dst(skb);
-	const struct in6_addr *nexthop;
-	struct neighbour *neigh;
-	int err;
-
-	IP6_UPD_PO_STATS(net, ip6_dst_idev(dst), IPSTATS_MIB_OUT, skb->len);
-	rcu_read_lock_bh();
-	nexthop = rt6_nexthop(container_of(dst, struct rt6_info, dst),
-			      &ipv6_hdr(skb)->daddr);
-	neigh = ip_neigh_gw6(dst->dev, nexthop);
-	if (IS_ERR(neigh)) {
-		rcu_read_unlock_bh();
-		kfree_skb(skb);
-		return -EINVAL;
-	}
-	err = eroce_vlan_neigh_xmit(neigh, skb, false);
-	rcu_read_unlock_bh();
-	return err;
-}
-
-/* as ip6_output() */
-static int eroce_vlan_output6(struct net *net, struct sock *sk,
-			      struct sk_buff *skb)
-{
-	struct net_device *dev = skb_dst(skb)->dev;
-
-	skb->protocol = htons(ETH_P_IPV6);
-	skb->dev = dev;
-	return NF_HOOK(NFPROTO_IPV6, NF_INET_POST_ROUTING, net, sk, skb, NULL,
-		       dev, eroce_vlan_finish6);
+	ASSERT_RTNL();
+	eroce_vlan_map_walk(edev->ndev, eroce_vlan_map_set_walk, &priv);
 }
 
 /**
- * eroce_vlan_local_out6() - send an IPv6 packet (or batch) out of a VLAN
- * @net: the namespace of the route
- * @sk: eroce's IPv6 socket there
- * @skb: the packet, its IPv6 header complete but for the payload length,
- *	 routed out of a VLAN device (eroce_vlan_pcp_is_sl())
+ * eroce_vlan_map_dev_del() - the device goes: clear the entries that no
+ * other eroce device needs
+ * @edev: the device, unregistered; edev->ndev still held (it may be
+ *	  unregistered too, and the VLAN devices on it gone)
  *
- * As ip6_local_out(), with the last hop of eroce_vlan_neigh_xmit().
- * Return: as ip6_local_out(); @skb is consumed.
+ * Context: process context, RTNL held.
  */
-int eroce_vlan_local_out6(struct net *net, struct sock *sk,
-			  struct sk_buff *skb)
+void eroce_vlan_map_dev_del(struct eroce_dev *edev)
 {
-	int err;
+	struct netdev_nested_priv priv = { .data = edev };
 
-	ipv6_hdr(skb)->payload_len = htons(skb->len - sizeof(struct ipv6hdr));
-	IP6CB(skb)->nhoff = offsetof(struct ipv6hdr, nexthdr);
-	skb->protocol = htons(ETH_P_IPV6);
-	err = nf_hook(NFPROTO_IPV6, NF_INET_LOCAL_OUT, net, sk, skb, NULL,
-		      skb_dst(skb)->dev, eroce_vlan_output6);
-	if (likely(err == 1))
-		err = eroce_vlan_output6(net, sk, skb);
-	return err;
+	ASSERT_RTNL();
+	eroce_vlan_map_walk(edev->ndev, eroce_vlan_map_clear, &priv);
+}
+
+/**
+ * eroce_vlan_map_upper_linked() - a device was linked under another
+ * @upper: the upper device of a NETDEV_CHANGEUPPER that linked
+ *
+ * A VLAN device made on an eroce device's netdev, or on a VLAN device
+ * above or below one, gets eroce's entries.
+ * Context: the netdev notifier, RTNL held.
+ */
+void eroce_vlan_map_upper_linked(struct net_device *upper)
+{
+	ASSERT_RTNL();
+	if (is_vlan_dev(upper) && eroce_vlan_map_needed(upper, NULL))
+		eroce_vlan_map_set(upper);
 }

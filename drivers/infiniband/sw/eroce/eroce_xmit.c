@@ -152,11 +152,14 @@ static u8 eroce_xmit_tclass(struct eroce_dev *edev, const struct eroce_av *av)
 }
 
 /*
- * 802.1p: the SL is the packet's priority.  Out of a VLAN device it is
- * the PCP (eroce_vlan.c), or with `vlan_egress_map` on becomes the PCP by
- * the device's egress-qos-map; on an untagged netdev with `priority_tag`
- * on, the frame carries a priority tag (VLAN ID 0, PCP = SL).  tc and
- * mqprio see the same priority.
+ * 802.1p: the packet's priority carries the SL.  Out of a VLAN device it
+ * is EROCE_VLAN_PRIO(sl), which eroce's entries in the device's
+ * egress-qos-map turn into PCP = SL (eroce_vlan.c); with `vlan_egress_map`
+ * on, or where the map lacks eroce's entry for the SL (counted), it is
+ * the SL, which the administrator's map turns into the PCP.  On an
+ * untagged netdev with `priority_tag` on, the frame carries a priority
+ * tag (VLAN ID 0, PCP = SL).  Its low four bits are the SL either way,
+ * which is what prio, mqprio and pfifo_fast classify on.
  */
 static void eroce_xmit_priority(struct eroce_dev *edev,
 				const struct eroce_av *av,
@@ -165,9 +168,27 @@ static void eroce_xmit_priority(struct eroce_dev *edev,
 	u8 pcp = av->sl & 7;
 
 	skb->priority = pcp;
-	if (!is_vlan_dev(egress) && READ_ONCE(edev->tuning.priority_tag))
+	if (is_vlan_dev(egress)) {
+		/*
+		 * The map is read only while the device runs: its
+		 * vlan_dev_uninit() frees it a grace period after
+		 * dev_close(), and the caller's RCU read-side section
+		 * covers the read.  A device that is down drops the packet.
+		 */
+		if (READ_ONCE(edev->tuning.vlan_egress_map) ||
+		    !netif_running(egress))
+			return;
+		if (pcp && !vlan_dev_get_egress_qos_mask(egress,
+							 EROCE_VLAN_PRIO(pcp))) {
+			eroce_stat_add(edev, EROCE_CNT_TX_VLAN_NO_ENTRY,
+				       max_t(u16, skb_shinfo(skb)->gso_segs, 1));
+			return;
+		}
+		skb->priority = EROCE_VLAN_PRIO(pcp);
+	} else if (READ_ONCE(edev->tuning.priority_tag)) {
 		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
 				       pcp << VLAN_PRIO_SHIFT);
+	}
 }
 
 /*
@@ -402,9 +423,6 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 	head->dev = rt->dst.dev;
 	eroce_xmit_priority(edev, av, head->dev, head);
 	/* __ip_local_out() sets the batch's IP total length */
-	if (eroce_vlan_pcp_is_sl(edev, head))
-		return eroce_vlan_local_out4(net, eroce_net_sk(edev->net, false),
-					     head);
 	return ip_local_out(net, eroce_net_sk(edev->net, false), head);
 }
 
@@ -494,8 +512,6 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 	head->dev = dst->dev;
 	eroce_xmit_priority(edev, av, head->dev, head);
 	/* ip6_local_out() sets the batch's payload length */
-	if (eroce_vlan_pcp_is_sl(edev, head))
-		return eroce_vlan_local_out6(net, sk, head);
 	return ip6_local_out(net, sk, head);
 }
 

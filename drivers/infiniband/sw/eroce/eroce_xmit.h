@@ -8,6 +8,7 @@
 #include "eroce_wire.h"
 
 struct dst_cache;
+struct net_device;
 struct eroce_dev;
 struct eroce_av;
 struct eroce_qp;
@@ -72,12 +73,22 @@ void eroce_qp_route_forget(struct eroce_qp *qp);
 void eroce_xmit_loopback_work(struct work_struct *work);
 void eroce_xmit_loopback_purge(struct eroce_dev *edev);
 
-/* eroce_vlan.c: out of a VLAN device with PCP = SL */
-bool eroce_vlan_pcp_is_sl(const struct eroce_dev *edev, struct sk_buff *skb);
-int eroce_vlan_local_out4(struct net *net, struct sock *sk,
-			  struct sk_buff *skb);
-int eroce_vlan_local_out6(struct net *net, struct sock *sk,
-			  struct sk_buff *skb);
+/*
+ * The skb->priority of a packet out of a VLAN device, which eroce's
+ * entries in the device's egress-qos-map (eroce_vlan.c) turn into PCP =
+ * SL: bits 4 to 15 set it apart from the ordinary priorities the
+ * administrator maps, the low four bits are the SL (what prio, mqprio and
+ * pfifo_fast on the real device classify on: priority & 15), the high 16
+ * bits are 0 (no classful qdisc takes it for a class).  47920 + SL in
+ * `ip -d link show`.
+ */
+#define EROCE_VLAN_PRIO_BASE	0xbb30
+#define EROCE_VLAN_PRIO(sl)	(EROCE_VLAN_PRIO_BASE | (sl))
+
+/* eroce_vlan.c: the VLAN devices' entries, RTNL held */
+void eroce_vlan_map_dev_add(struct eroce_dev *edev);
+void eroce_vlan_map_dev_del(struct eroce_dev *edev);
+void eroce_vlan_map_upper_linked(struct net_device *upper);
 
 /* looped-back packets waiting for the receive path, per device */
 #define EROCE_LOOPBACK_QLEN	4096
