@@ -9,14 +9,25 @@
 #   ns2: veth2 198.18.0.2, veth2.100 198.18.100.2 (eroce2 on veth2)
 #   veth2.100 has the identity egress-qos-map (priority n -> PCP n),
 #   veth1.100 another one ($MAP1: 2 -> 5, 5 -> 6), which eroce1 follows
-#   only with vlan_egress_map on.
+#   only with vlan_egress_map on.  The VLAN devices are made after the
+#   eroce devices: eroce's own entries (priority 47920 + SL -> PCP SL)
+#   come in through the netdev notifier; eroce3, made on veth1.100, adds
+#   them at its creation.
 #
 # One dumpcap capture on veth1 (the parent device: it sees the 802.1Q
 # tags), decoded once afterwards; each run is told apart by its time
 # window and checked for eroce1's (or eroce3's) packets:
 #   - ibv_rc_pingpong over the VLAN GID with SL 5: VLAN 100, PCP 5 (the
 #     SL, as on RoCE NICs); with vlan_egress_map on, PCP 6 (veth1.100's
-#     map applied to the SL)
+#     map applied to the SL).  The first run (eroce1 with tx_batch 0:
+#     one skb per frame) must also have gone through veth1.100's own
+#     transmit: its tx_packets and a pfifo qdisc put on it count at
+#     least as many packets as the capture has eroce1 frames in VLAN 100
+#     (the old eroce_vlan.c handed them to veth1 directly: neither moved)
+#   - veth1.100's map: eroce's entries 47921:1 ... 47927:7 next to $MAP1,
+#     unchanged; after eroce3 (on veth1.100) is deleted they stay (eroce1
+#     needs them), after eroce1 and eroce2 are deleted they are gone
+#     from `ip -d link show` on both VLAN devices, $MAP1 still there
 #   - over the untagged GID with SL 3: no tag; with priority_tag on, a
 #     priority tag (VLAN 0, PCP 3); the peer (priority_tag off) untagged
 #   - perftest -R (rdma_cm) to the VLAN address with --tos 104: rdma_cm
@@ -32,6 +43,8 @@
 # over VLAN 100 with an SL (from the TOS) as its PCP, and the
 # priority-tag run's peer checks an untagged SL 3.
 # Run: selftests/run_vm.sh selftests/eroce/classes.sh
+# The VLAN device and map checks came with the move of PCP = SL into the
+# VLAN devices' maps and have not run in a guest yet.
 set -u -o pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -81,6 +94,58 @@ cap_stop_decode() {
 	[ -s "$DECODED" ]
 }
 
+# map_of NS DEV: the egress-qos-map that `ip -d link show` lists, as
+# "from:to" words
+map_of() {
+	ip -n "$1" -d link show dev "$2" |
+		sed -n 's/.*egress-qos-map { \([^}]*\)}.*/\1/p'
+}
+
+# eroce_entries NS DEV: eroce's entries (priority 47921 to 47927) listed
+eroce_entries() {
+	map_of "$1" "$2" | tr ' ' '\n' | grep -E '^4792[0-7]:' | sort | tr '\n' ' '
+}
+
+EROCE_ENTRIES="47921:1 47922:2 47923:3 47924:4 47925:5 47926:6 47927:7 "
+
+# has_entries NS DEV: eroce's entries are all there, the administrator's
+# ($MAP1 or $IDMAP, those to a nonzero PCP) too
+has_entries() {
+	local m
+	[ "$(eroce_entries "$1" "$2")" = "$EROCE_ENTRIES" ] || return 1
+	for m in $3; do
+		[ "${m#*:}" = 0 ] && continue
+		[[ " $(map_of "$1" "$2") " == *" $m "* ]] || return 1
+	done
+}
+
+# no_entries NS DEV ADMIN_MAP: eroce's entries gone, the administrator's
+# still there
+no_entries() {
+	local m
+	[ -z "$(eroce_entries "$1" "$2")" ] || return 1
+	for m in $3; do
+		[ "${m#*:}" = 0 ] && continue
+		[[ " $(map_of "$1" "$2") " == *" $m "* ]] || return 1
+	done
+}
+
+# qdisc_pkts NS DEV: packets the root qdisc of DEV sent
+qdisc_pkts() {
+	tc -n "$1" -s qdisc show dev "$2" |
+		awk '$1 == "Sent" { print $4; exit }'
+}
+
+# vlan_tx NS DEV: the VLAN device's tx_packets
+vlan_tx() {
+	ip netns exec "$1" cat "/sys/class/net/$2/statistics/tx_packets"
+}
+
+# frames FROM TO SRC VLAN: eroce frames of SRC in VLAN VLAN in the window
+frames() {
+	awk -F'|' -v a="$1" -v b="$2" -v s="$3" -v v="$4" '$1 >= a && $1 <= b && $2 == s && $3 == v { n++ } END { print n + 0 }' "$DECODED"
+}
+
 # tags FROM TO SRC: the distinct "vlan/pcp/dscp" of SRC's frames in the
 # window ("-/-/dscp" for untagged ones), space separated; the connection
 # management MADs (to QP1) travel with the GSI QP's own class and are left
@@ -114,9 +179,21 @@ traffic() {
 	gu1=$(gid_index_of eroce1 198.18.0.1)
 	gu2=$(gid_index_of eroce2 198.18.0.2)
 
+	# through veth1.100's own transmit: its counters and a qdisc on it
+	# (the run's window is RUNS[0]'s; checked after decoding)
+	echo 0 >"$IBSYS/eroce1/tuning/tx_batch"
+	QDISC_OK=0
+	ns1 tc qdisc add dev veth1.100 root pfifo limit 1000 2>"$RDMA_TMP/tc.err" &&
+		QDISC_OK=1
+	VLAN_TX0=$(vlan_tx "$NS1" veth1.100)
+	QDISC0=$(qdisc_pkts "$NS1" veth1.100)
 	cls_run vlan100_sl5_is_pcp5 198.18.100.1 100/5/0 100/5/0 \
 		ibv_rc_pingpong -d eroce2 -g "$gv2" -l 5 -n "$PP_ITERS" -- \
 		ibv_rc_pingpong -d eroce1 -g "$gv1" -l 5 -n "$PP_ITERS" 198.18.100.2
+	VLAN_TX1=$(vlan_tx "$NS1" veth1.100)
+	QDISC1=$(qdisc_pkts "$NS1" veth1.100)
+	[ "$QDISC_OK" = 1 ] && ns1 tc qdisc del dev veth1.100 root 2>/dev/null
+	echo 1 >"$IBSYS/eroce1/tuning/tx_batch"
 	echo 1 >"$IBSYS/eroce1/tuning/vlan_egress_map"
 	cls_run vlan_egress_map_sl5_is_pcp6 198.18.100.1 100/6/0 100/5/0 \
 		ibv_rc_pingpong -d eroce2 -g "$gv2" -l 5 -n "$PP_ITERS" -- \
@@ -191,9 +268,43 @@ check() {
 	done
 }
 
-ktap_plan 10
+# the first run went through veth1.100's transmit and qdisc: each of
+# eroce1's frames in VLAN 100 (tx_batch 0: one skb each) moved both
+check_vlan_dev() {
+	local name a b f
+	read -r name a b _ <<<"${RUNS[0]}"
+	if [ -z "$a" ]; then
+		ktap_skip vlan_dev_tx_counted "$name not run"
+		ktap_skip vlan_qdisc_counted "$name not run"
+		return
+	fi
+	f=$(frames "$a" "$b" 198.18.100.1 100)
+	ktap_diag "veth1.100: $f eroce frames, tx_packets +$((VLAN_TX1 - VLAN_TX0)), qdisc +$((${QDISC1:-0} - ${QDISC0:-0}))"
+	ktap_result vlan_dev_tx_counted \
+		"$([ "$f" -gt 0 ] && [ $((VLAN_TX1 - VLAN_TX0)) -ge "$f" ]; echo $?)" \
+		"veth1.100 tx_packets moved by $((VLAN_TX1 - VLAN_TX0)), want at least $f"
+	if [ "$QDISC_OK" != 1 ]; then
+		ktap_missing vlan_qdisc_counted "pfifo on veth1.100: $(cat "$RDMA_TMP/tc.err")"
+	else
+		ktap_result vlan_qdisc_counted \
+			"$([ "$f" -gt 0 ] && [ $((QDISC1 - QDISC0)) -ge "$f" ]; echo $?)" \
+			"veth1.100's pfifo sent $((QDISC1 - QDISC0)) packets, want at least $f"
+	fi
+}
+
+# map_check NAME CMD...: ktap_check, with both VLAN devices' maps shown
+map_check() {
+	ktap_diag "veth1.100: $(map_of "$NS1" veth1.100); veth2.100: $(map_of "$NS2" veth2.100)"
+	ktap_check "$@"
+}
+
+ktap_plan 15
 require eroce_pair_setup
 require vlan_setup
+# eroce's entries in, next to the administrator's
+# shellcheck disable=SC2016  # eval expands them
+map_check vlan_map_entries_added eval 'has_entries "$NS1" veth1.100 "$MAP1" &&
+	has_entries "$NS2" veth2.100 "$IDMAP"'
 kmsg_mark
 # not through ktap_check: its command substitution would lose CAP_PID
 cap_start "$NS1" veth1 "$PCAP"
@@ -201,6 +312,15 @@ ktap_result capture_started $? "dumpcap did not start: $(cat "$RDMA_TMP/dumpcap.
 traffic
 ktap_check capture_decoded cap_stop_decode
 check
-ktap_check link_del eval 'rdma link del eroce3; rdma link del eroce1 && rdma link del eroce2'
+check_vlan_dev
+rdma link del eroce3 2>/dev/null
+# eroce1 still sends through veth1.100: its entries stay
+map_check vlan_map_kept_for_eroce1 has_entries "$NS1" veth1.100 "$MAP1"
+ktap_check link_del eval 'rdma link del eroce1 && rdma link del eroce2'
+# no eroce device left: the entries are out of the maps, the
+# administrator's are not
+# shellcheck disable=SC2016  # eval expands them
+map_check vlan_map_entries_cleared eval 'no_entries "$NS1" veth1.100 "$MAP1" &&
+	no_entries "$NS2" veth2.100 "$IDMAP"'
 ktap_check dmesg_clean eval '! dmesg_since_mark | grep -E "WARNING:|BUG:|Oops"'
 ktap_finish
