@@ -35,6 +35,8 @@ stage_build() {
 
 	one_step "make all" "$LOG/build.log" make -C "$ROOT" all
 	one_step "stack frames" "$LOG/stack.log" "$ROOT/scripts/stack-frames.sh"
+	one_step "call graph" "$LOG/callgraph.log" \
+		env -C "$ROOT" python3 scripts/callgraph.py --check
 	if [ -f "$ROOT/selftests/tools/Makefile" ]; then
 		one_step "selftests/tools" "$LOG/tools.log" make -C "$ROOT/selftests/tools"
 	fi

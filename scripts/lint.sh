@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Style and static checks for the kernel module: checkpatch --strict on
-# every source file, a sparse (C=2) W=1 build and the module's stack
-# frames (scripts/stack-frames.sh).  checkpatch.pl comes
+# every source file, a sparse (C=2) W=1 build, the module's stack
+# frames (scripts/stack-frames.sh) and its object files' call graph,
+# which must have no circle (scripts/callgraph.py).  checkpatch.pl comes
 # from Debian's linux-source package (unpacked on first use under out/).
 set -eu
 cd "$(dirname "$0")/.."
@@ -37,6 +38,8 @@ perl "$CP" --strict --no-tree --quiet --ignore BIT_MACRO \
 out=$(make -C "$KDIR" M="$PWD" W=1 C=2 modules 2>&1) || status=1
 echo "$out" | grep -E 'warning:|error:' && status=1
 scripts/stack-frames.sh >/dev/null || { scripts/stack-frames.sh | grep error:; status=1; }
+python3 scripts/callgraph.py --check >/dev/null ||
+	{ python3 scripts/callgraph.py | sed -n '/^circle/,$p'; status=1; }
 
 [ $status -eq 0 ] && echo "lint: clean"
 exit $status

@@ -15,7 +15,7 @@
  * (eroce_psn.h), the selective-repeat slots and window, the send window,
  * the ACK window and the read-response bitmap (eroce_window.h), the AETH
  * syndrome (eroce_wire.h).  Around them runs a model of the engines'
- * control flow, step for step as eroce_resp.c, eroce_comp.c and
+ * control flow, step for step as eroce_resp*.c, eroce_comp.c and
  * eroce_req.c take it, holding PSNs and flags only: no memory, MRs,
  * receive WQE contents, payload lengths against the MTU, timers, rates or
  * counters.  Unwrapped 64-bit shadows of the PSNs check what the 24-bit
@@ -227,7 +227,7 @@ static void qp_reset(u32 epsn, u32 psn)
 }
 
 /* ------------------------------------------------------------------ */
-/* the responder: eroce_resp.c */
+/* the responder: eroce_resp*.c */
 
 /* @psn is new to the responder: it must be none it executed */
 static void resp_check_new(u32 psn)

@@ -182,7 +182,7 @@ static unsigned int comp_kind_of(u32 flags)
 
 /*
  * Every valid row names the kind its flags make it, so the role files'
- * tables of handlers (indexed by the kind, eroce_resp.c and eroce_comp.c)
+ * tables of handlers (indexed by the kind, eroce_resp_exec.c and eroce_comp.c)
  * run the right handler, and carries the headers that handler reads.
  */
 static void test_role_kinds(void)

@@ -10,6 +10,7 @@
 #ifndef EROCE_H
 #define EROCE_H
 
+#include <linux/net.h>
 #include <linux/netdevice.h>
 #include <linux/mutex.h>
 #include <rdma/ib_verbs.h>
@@ -115,13 +116,33 @@ static inline void eroce_stat_inc(struct eroce_dev *edev,
 	this_cpu_inc(edev->stats->count[cnt]);
 }
 
+/*
+ * A received packet dropped, by the network layer's checks (eroce_recv.c)
+ * or the transport's (eroce_deliver.c, eroce_dispatch.c): its own counter
+ * and a rate-limited debug line.
+ */
+#define eroce_rx_drop(edev, cnt, fmt, ...)				\
+	do {								\
+		struct eroce_dev *__edev = (edev);			\
+									\
+		eroce_stat_inc(__edev, EROCE_CNT_##cnt);		\
+		net_dbg_ratelimited("eroce: %s: drop: " fmt "\n",	\
+				    dev_name(&__edev->ibdev.dev),	\
+				    ##__VA_ARGS__);			\
+	} while (0)
+
 /* eroce_device.c */
 int eroce_dev_add(const char *name, struct net_device *ndev);
 void eroce_dev_port_event(struct eroce_dev *edev);
-struct net_device *eroce_get_netdev(struct ib_device *ibdev, u32 port_num);
 void eroce_dev_mtu_changed(struct eroce_dev *edev);
-struct eroce_dev *eroce_dev_get_by_netdev(struct net_device *ndev);
 enum ib_mtu eroce_mtu_from_netdev_mtu(unsigned int mtu);
+
+/* eroce_lookup.c: what lower files look up */
+struct eroce_dev *eroce_dev_get_by_netdev(struct net_device *ndev);
+struct net_device *eroce_get_netdev(struct ib_device *ibdev, u32 port_num);
+struct eroce_qp *eroce_qp_get(struct eroce_res *res, u32 qpn);
+struct eroce_qp *eroce_qp_handle_get(struct eroce_qp_handle *h);
+void eroce_qp_put(struct eroce_qp *qp);
 
 /* eroce_mcast.c */
 void eroce_mcast_init(struct eroce_mcast *mc);

@@ -442,7 +442,7 @@ static int eroce_comp_atomic_ack(struct eroce_qp *qp, struct eroce_rx *pkt)
 
 /*
  * Indexed by struct eroce_opcode_info.comp; EROCE_COMP_NONE has no
- * handler: only responses come here (eroce_recv.c), and every response
+ * handler: only responses come here (eroce_deliver.c), and every response
  * row names its kind (test_opcode).  An ACK names request PSNs, so it
  * must be for ones outstanding; read responses and atomic ACKs are
  * matched to their request instead, and their AETH is always an ACK.

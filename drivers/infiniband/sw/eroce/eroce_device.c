@@ -202,30 +202,6 @@ static void eroce_dealloc_driver(struct ib_device *ibdev)
 		eroce_net_put(edev->net);
 }
 
-/*
- * The port's netdev, with a reference, or NULL once unregistration has
- * dropped it.  ib_core answers this itself for drivers that call
- * ib_device_set_netdev(), but Linux 6.1's SMC-R finds the RDMA device of
- * a netdev only through this legacy operation.  It reads ib_core's own
- * pointer, under ib_core's lock, as ib_device_get_netdev() does: unlike
- * edev->ndev it goes NULL when free_netdevs() releases the reference.
- * Outside the netdev notifier (where the netdev is alive) every use of
- * the netdev goes through here: a device outlives its netdev while
- * rdma_cm's users hold it, and its sysfs files are read meanwhile.
- */
-struct net_device *eroce_get_netdev(struct ib_device *ibdev, u32 port_num)
-{
-	struct ib_port_data *pdata = &ibdev->port_data[port_num];
-	struct net_device *ndev;
-
-	spin_lock(&pdata->netdev_lock);
-	ndev = rcu_dereference_protected(pdata->netdev,
-					 lockdep_is_held(&pdata->netdev_lock));
-	dev_hold(ndev);
-	spin_unlock(&pdata->netdev_lock);
-	return ndev;
-}
-
 static ssize_t parent_show(struct device *device,
 			   struct device_attribute *attr, char *buf)
 {
@@ -268,23 +244,6 @@ static const struct ib_device_ops eroce_dev_ops = {
 	.query_pkey = eroce_query_pkey,
 	.query_port = eroce_query_port,
 };
-
-/**
- * eroce_dev_get_by_netdev() - find the eroce device of a netdev
- * @ndev: the parent netdev
- *
- * Context: any; the returned device holds a reference, drop it with
- * ib_device_put().
- * Return: the device or NULL.
- */
-struct eroce_dev *eroce_dev_get_by_netdev(struct net_device *ndev)
-{
-	struct ib_device *ibdev;
-
-	ibdev = ib_device_get_by_netdev(ndev,
-					(enum rdma_driver_id)EROCE_DRIVER_ID);
-	return ibdev ? to_eroce_dev(ibdev) : NULL;
-}
 
 static void eroce_dev_dispatch_port_event(struct eroce_dev *edev,
 					  enum ib_event_type type)

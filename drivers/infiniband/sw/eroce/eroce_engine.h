@@ -164,7 +164,7 @@ struct eroce_opcode_info;
 struct eroce_rx {
 	struct eroce_dev *edev;
 	struct sk_buff *skb;		/* holds the BTH and what follows */
-	/* skb holds other packets too: kept as a copy (eroce_resp.c) */
+	/* skb holds other packets too: kept as a copy (eroce_resp_sr.c) */
 	bool skb_shared;
 	/* the IP header it was sent with; valid while it is received */
 	const void *iph;
@@ -252,25 +252,32 @@ struct eroce_qp_engine {
 
 struct eroce_qp;
 
-/* eroce_task.c */
+/* eroce_sched.c: the workqueue and the kicks */
 int eroce_wq_init(void);
 void eroce_wq_exit(void);
+void eroce_qp_kick(struct eroce_qp *qp);
+void eroce_qp_kick_later(struct eroce_qp *qp);
+
+/* eroce_qp_event.c: QP events and the engines' error primitives */
+void eroce_qp_err_register(void (*enter_err)(struct eroce_qp *qp));
+bool eroce_qp_mark_err(struct eroce_qp *qp);
+void eroce_qp_fatal(struct eroce_qp *qp, enum ib_event_type event);
+void eroce_qp_event(struct eroce_qp *qp, enum ib_event_type type);
+void eroce_qp_rcvd(struct eroce_qp *qp);
+void eroce_req_check_drained(struct eroce_qp *qp);
+
+/* eroce_task.c: engine life cycle, transitions, the work function */
 struct eroce_srq;
+void eroce_task_init(void);
 int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq);
 void eroce_qp_engine_free(struct eroce_qp *qp);
 void eroce_qp_engine_fini(struct eroce_qp *qp);
 void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 			    enum ib_qp_state next, struct eroce_rsp **rsp,
 			    u32 rsp_size);
-void eroce_qp_kick(struct eroce_qp *qp);
-void eroce_qp_kick_later(struct eroce_qp *qp);
 void eroce_qp_doorbell(struct eroce_qp *qp);
 void eroce_qp_flush_locked(struct eroce_qp *qp);
-bool eroce_qp_mark_err(struct eroce_qp *qp);
-void eroce_qp_fatal(struct eroce_qp *qp, enum ib_event_type event);
-void eroce_qp_event(struct eroce_qp *qp, enum ib_event_type type);
-void eroce_qp_rcvd(struct eroce_qp *qp);
-void eroce_req_check_drained(struct eroce_qp *qp);
+void eroce_qp_flush_rq(struct eroce_qp *qp);
 
 /* eroce_req.c */
 bool eroce_req_run(struct eroce_qp *qp);
@@ -293,12 +300,14 @@ void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
 
 /* eroce_resp.c */
 void eroce_resp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
-bool eroce_resp_run_reads(struct eroce_qp *qp);
 void eroce_resp_flush(struct eroce_qp *qp);
 void eroce_resp_reset(struct eroce_qp *qp);
+void eroce_resp_free(struct eroce_qp *qp);
+
+/* eroce_resp_queue.c */
+bool eroce_resp_run_reads(struct eroce_qp *qp);
 struct eroce_rsp *eroce_resp_room_alloc(u32 size);
 void eroce_resp_room_set(struct eroce_qp *qp, struct eroce_rsp *rsp, u32 size);
-void eroce_resp_free(struct eroce_qp *qp);
 
 /* eroce_rate.c */
 void eroce_rate_init(struct eroce_qp *qp);
@@ -312,10 +321,22 @@ void eroce_rate_cnp_rcvd(struct eroce_qp *qp);
 void eroce_rate_ecn_ce(struct eroce_qp *qp);
 u32 eroce_rate_kbps(struct eroce_qp *qp);
 
-/* eroce_recv.c */
+/* eroce_recv.c: the network layer's receive, and its one way up */
+void eroce_recv_register(void (*up)(struct eroce_dev *edev,
+				    struct eroce_rx *pkt,
+				    const union ib_gid *sgid,
+				    const union ib_gid *dgid,
+				    bool mcast));
 void eroce_recv_ready(struct sock *sk);
 void eroce_recv_looped(struct sk_buff *skb);
+
+/* eroce_deliver.c: a received packet into one QP's transport */
+void eroce_recv_cnp(struct eroce_dev *edev, struct eroce_rx *pkt,
+		    const union ib_gid *sgid);
 void eroce_recv_deliver(struct eroce_dev *edev, struct eroce_rx *pkt,
 			const union ib_gid *sgid, struct eroce_qp *qp);
+
+/* eroce_dispatch.c: where eroce_recv.c hands packets up */
+void eroce_dispatch_init(void);
 
 #endif /* EROCE_ENGINE_H */

@@ -114,6 +114,8 @@ static int __init eroce_init(void)
 {
 	int err;
 
+	eroce_task_init();
+	eroce_dispatch_init();
 	err = eroce_wq_init();
 	if (err)
 		return err;

@@ -6,7 +6,7 @@
  * used only when its valid bit is set, so an unknown opcode never reaches
  * a length, an offset or a role kind.  Each entry names the kind of the
  * responder's or the completer's handling, which indexes that role's own
- * table of handlers (eroce_resp.c, eroce_comp.c); none are here.  And the
+ * table of handlers (eroce_resp_exec.c, eroce_comp.c); none are here.  And the
  * table of send work request opcodes, indexed by IB_UVERBS_WR_*,
  * bounds-checked the same way.  Runs in any context (softirq receive,
  * workqueue engines, userspace tests); takes no locks and keeps no state.
@@ -19,7 +19,7 @@
  * EROCE_HDR_ suffix); lengths and offsets follow from the header sizes.
  * @role is the role that handles the opcode and its kind: RESP(SEND) for
  * a request the responder executes as a SEND, COMP(ACK) for a response
- * the completer takes as an ACK, NO_ROLE for the CNP (eroce_recv.c).
+ * the completer takes as an ACK, NO_ROLE for the CNP (eroce_deliver.c).
  */
 #define EROCE_CNPRSVD_BYTES	EROCE_CNP_RSVD_BYTES
 
@@ -254,6 +254,15 @@ const struct eroce_wr_info *eroce_wr_info(u32 opcode)
 		return NULL;
 	wi = &eroce_wr_table[opcode];
 	return wi->flags ? wi : NULL;
+}
+
+/* the completion opcode of a send work request opcode */
+u8 eroce_wc_opcode_from_wr(u8 opcode)
+{
+	const struct eroce_wr_info *wi = eroce_wr_info(opcode);
+
+	/* a malformed entry fails as a send */
+	return wi ? wi->wc_opcode : IB_UVERBS_WC_SEND;
 }
 
 /**

@@ -10,7 +10,7 @@
  * flags and the kind of the role that handles it (enum eroce_resp_kind for
  * a request, enum eroce_comp_kind for a response).  Each role file owns a
  * constant table of handlers indexed by its kind (eroce_resp_ops[] in
- * eroce_resp.c, eroce_comp_ops[] in eroce_comp.c) and dispatches through
+ * eroce_resp_exec.c, eroce_comp_ops[] in eroce_comp.c) and dispatches through
  * it, so a row of an existing kind is received with no other change; a new
  * kind is one constant here plus its handlers in that table.  The sender
  * reaches a row through the work request table below.  No function
@@ -127,7 +127,7 @@ enum eroce_opf {
 
 /*
  * What the responder does with a request (struct eroce_opcode_info.resp):
- * the index of its handlers in eroce_resp.c.  NONE: not a request.
+ * the index of its handlers in eroce_resp_exec.c.  NONE: not a request.
  */
 enum eroce_resp_kind {
 	EROCE_RESP_NONE,
@@ -290,6 +290,7 @@ static inline u32 eroce_qp_type_wrf(u32 type)
 
 /* NULL unless eroce accepts @opcode on some QP type */
 const struct eroce_wr_info *eroce_wr_info(u32 opcode);
+u8 eroce_wc_opcode_from_wr(u8 opcode);
 
 /*
  * A READ, an atomic or an ATOMIC WRITE: it completes with its response,

@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * eroce: queue pairs (RC, UC, UD, and the GSI QP ib_mad creates), their state
- * machine and attributes, kernel posting and flushing.
+ * machine and attributes, kernel posting.  The engines' side of a
+ * transition and the flush of a QP in ERR are eroce_task.c's.
  *
- * create/modify/query/destroy run in process context; post_send,
- * post_recv, eroce_qp_get/put and eroce_qp_flush run in any context.
+ * create/modify/query/destroy run in process context; post_send and
+ * post_recv run in any context.
  * Locks: modify_qp changes the attributes with both qp->eng.lock (which
  * stops the engines, eroce_qp_engine_modify()) and qp->state_lock
  * (interrupts off) held, so the engines read them under the one and
  * query_qp under the other; the SQ/RQ producer_lock serialises kernel
  * posting, the consumer_lock the flush and the engines' consumption, both
- * inside qp->eng.lock where the engines take them.  The flushes post each
- * CQE with no ring lock held.  QPNs come from eroce_res.qp_xa
- * (its xa_lock), which holds each published QP's handle; lookups run
- * under RCU and take a reference in the handle, which is freed a grace
- * period after the QP (struct eroce_qp_handle).
+ * inside qp->eng.lock where the engines take them.  QPNs come from
+ * eroce_res.qp_xa (its xa_lock), which holds each published QP's handle;
+ * lookups (eroce_lookup.c) run under RCU and take a reference in the
+ * handle, which is freed a grace period after the QP (struct
+ * eroce_qp_handle).
  */
 #include <linux/log2.h>
 
@@ -485,103 +486,6 @@ int eroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kfree_rcu(qp->handle, rcu);
 	atomic_dec(&res->num_qp);
 	return 0;
-}
-
-/*
- * eroce_qp_handle_get - the QP of @h with a reference, or NULL when it is
- * being destroyed.  Caller in an RCU read-side section that found @h.
- */
-struct eroce_qp *eroce_qp_handle_get(struct eroce_qp_handle *h)
-{
-	RCU_LOCKDEP_WARN(!rcu_read_lock_held(),
-			 "a QP handle looked at outside an RCU read-side section");
-	return h && eroce_obj_get(&h->obj) ? h->qp : NULL;
-}
-
-/* QP @qpn with a reference, or NULL.  Any context. */
-struct eroce_qp *eroce_qp_get(struct eroce_res *res, u32 qpn)
-{
-	struct eroce_qp *qp;
-
-	rcu_read_lock();
-	qp = eroce_qp_handle_get(xa_load(&res->qp_xa, qpn));
-	rcu_read_unlock();
-	return qp;
-}
-
-void eroce_qp_put(struct eroce_qp *qp)
-{
-	eroce_obj_put(&qp->handle->obj);
-}
-
-/* the completion opcode of a send work request opcode */
-u8 eroce_wc_opcode_from_wr(u8 opcode)
-{
-	const struct eroce_wr_info *wi = eroce_wr_info(opcode);
-
-	/* a malformed entry fails as a send */
-	return wi ? wi->wc_opcode : IB_WC_SEND;
-}
-
-/*
- * Complete every WQE queued on @ring with IB_WC_WR_FLUSH_ERR on @cq.  At
- * most num_slots: a user ring that keeps refilling is flushed again on its
- * next doorbell.  Each WQE is taken under the consumer_lock and completed
- * after it is dropped, so a comp_handler may post again.
- */
-static void eroce_qp_flush_ring(struct eroce_qp *qp, struct eroce_ring *ring,
-				struct ib_cq *ibcq, bool send)
-{
-	union {
-		struct eroce_send_wqe send;
-		struct eroce_recv_wqe recv;
-	} wqe;
-	struct eroce_cqe cqe = {
-		.status = IB_WC_WR_FLUSH_ERR,
-		.qp_num = qp->ibqp.qp_num,
-	};
-	unsigned long flags;
-	u32 n;
-	int err;
-
-	for (n = 0; n < ring->num_slots; n++) {
-		spin_lock_irqsave(&ring->consumer_lock, flags);
-		err = eroce_ring_consume_copy(ring, &wqe, send ?
-					      sizeof(wqe.send) :
-					      sizeof(wqe.recv));
-		if (!err)
-			eroce_ring_consume_commit(ring);
-		spin_unlock_irqrestore(&ring->consumer_lock, flags);
-		if (err)
-			break;
-
-		if (send) {
-			cqe.wr_id = wqe.send.wr_id;
-			cqe.opcode = eroce_wc_opcode_from_wr(wqe.send.opcode);
-		} else {
-			cqe.wr_id = wqe.recv.wr_id;
-			cqe.opcode = IB_WC_RECV;
-		}
-		eroce_cq_post(to_eroce_cq(ibcq), &cqe, false);
-	}
-}
-
-static void eroce_qp_flush_sq(struct eroce_qp *qp)
-{
-	eroce_qp_flush_ring(qp, &qp->sq, qp->ibqp.send_cq, true);
-}
-
-static void eroce_qp_flush_rq(struct eroce_qp *qp)
-{
-	if (qp->rq.ctrl)
-		eroce_qp_flush_ring(qp, &qp->rq, qp->ibqp.recv_cq, false);
-}
-
-/* flush both queues of a QP in the error state */
-void eroce_qp_flush(struct eroce_qp *qp)
-{
-	eroce_qp_flush_sq(qp);
-	eroce_qp_flush_rq(qp);
 }
 
 /*

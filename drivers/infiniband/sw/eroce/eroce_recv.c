@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * eroce_recv.c - RoCEv2 packets in: validation and dispatch.
+ * eroce_recv.c - RoCEv2 packets in: validation, then up to the transport.
  *
  * Everything here distrusts the network.  A packet reaching the UDP/4791
  * socket is checked in this order, and each failure is a drop with its
@@ -10,25 +10,24 @@
  * reader), a linear buffer (a batch's packets are instead checked one by
  * one from here on), transport headers that fit the packet and an opcode
  * eroce knows (eroce_hdr_check()), the ICRC, a destination GID of this
- * device on this netdev (or a multicast group with QPs attached:
- * eroce_mcast.c hands the packet to each of them), the destination QP,
- * the QP's transport, the P_Key, the QP state and, for a connected QP,
- * the source address of its peer.  Only then do the responder (requests)
- * or the completer (responses) see it; a CNP (checked the same way) goes
- * to the named QP's rate control, and a packet marked ECN CE makes its
- * QP send one (eroce_rate.c).
+ * device on this netdev (or a multicast group).  A packet that passes
+ * goes up through the one function registered at module init
+ * (eroce_dispatch.c), which checks what depends on the QP: the
+ * multicast group's QPs, the destination QP, its transport, the P_Key,
+ * the QP state and the peer's address (eroce_deliver.c).  This file calls
+ * no file above the network layer.
  *
  * Context: softirq, in the sockets' sk_data_ready hook
  * (eroce_recv_ready()); or the loopback work item of eroce_xmit.c, bottom
- * halves off (eroce_recv_looped()).  Locks: the QP's engine lock around
- * the QP state and source checks, the responder and the completer.
+ * halves off (eroce_recv_looped()).  No locks of its own: the device is
+ * looked up with a reference, the destination GID in ib_core's GID
+ * table.
  */
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <net/addrconf.h>
-#include <net/inet_ecn.h>
 #include <net/udp.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
@@ -38,15 +37,24 @@
 #include "eroce_icrc.h"
 #include "eroce_opcode.h"
 
-#define eroce_rx_drop(edev, cnt, fmt, ...)				\
-	do {								\
-		struct eroce_dev *__edev = (edev);			\
-									\
-		eroce_stat_inc(__edev, EROCE_CNT_##cnt);		\
-		net_dbg_ratelimited("eroce: %s: drop: " fmt "\n",	\
-				    dev_name(&__edev->ibdev.dev),	\
-				    ##__VA_ARGS__);			\
-	} while (0)
+/*
+ * Where a packet that passed the checks goes up: eroce_dispatch.c's
+ * eroce_dispatch(), registered at module init before any socket exists,
+ * so that the network layer calls no file above it.
+ */
+static void (*eroce_recv_up)(struct eroce_dev *edev, struct eroce_rx *pkt,
+			     const union ib_gid *sgid,
+			     const union ib_gid *dgid,
+			     bool mcast) __ro_after_init;
+
+void __init eroce_recv_register(void (*up)(struct eroce_dev *edev,
+					   struct eroce_rx *pkt,
+					   const union ib_gid *sgid,
+					   const union ib_gid *dgid,
+					   bool mcast))
+{
+	eroce_recv_up = up;
+}
 
 /* what the packets of one skb (a packet or a batch) have in common */
 struct eroce_recv_ctx {
@@ -105,147 +113,6 @@ static bool eroce_recv_icrc_ok(const struct eroce_recv_ctx *rx,
 	crc = eroce_icrc_update(crc, bth + EROCE_BTH_BYTES, body);
 	icrc = eroce_icrc_final(crc);
 	return !memcmp(&icrc, bth + len - EROCE_ICRC_BYTES, EROCE_ICRC_BYTES);
-}
-
-static bool eroce_recv_qp_state_ok(struct eroce_qp *qp, u32 flags)
-{
-	enum ib_qp_state state = eroce_qp_state(qp);
-
-	if (flags & EROCE_OPF_RESP)
-		return state == IB_QPS_RTS || state == IB_QPS_SQD;
-	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
-	       state == IB_QPS_SQD;
-}
-
-/* did a switch on the way mark the packet Congestion Experienced? */
-static bool eroce_recv_ecn_ce(const void *iph)
-{
-	const struct iphdr *ip4 = iph;
-	u8 tos = ip4->version == 4 ? ip4->tos : ipv6_get_dsfield(iph);
-
-	return INET_ECN_is_ce(tos);
-}
-
-/* a CNP: the peer saw congestion on the packets of the QP it names */
-static void eroce_recv_cnp(struct eroce_dev *edev, struct eroce_rx *pkt,
-			   const union ib_gid *sgid)
-{
-	u32 qpn = eroce_bth_qpn(pkt->bth);
-	struct eroce_qp *qp;
-
-	eroce_stat_inc(edev, EROCE_CNT_CNP_RCVD);
-	qp = eroce_qp_get(&edev->res, qpn);
-	if (!qp) {
-		eroce_rx_drop(edev, DROP_NO_QP, "CNP for no QP %u", qpn);
-		return;
-	}
-	/* the state and the AV change only under the engine lock */
-	spin_lock_bh(&qp->eng.lock);
-	if (!eroce_qp_connected(qp) ||
-	    !eroce_recv_qp_state_ok(qp, EROCE_OPF_RESP)) {
-		eroce_rx_drop(edev, DROP_QP_STATE, "CNP for QP %u, not an RC or UC QP sending",
-			      qpn);
-	} else if (memcmp(sgid, &qp->attrs.av.dgid, sizeof(*sgid))) {
-		eroce_rx_drop(edev, DROP_BAD_SRC, "CNP for QP %u: not from its peer",
-			      qpn);
-	} else {
-		eroce_rate_cnp_rcvd(qp);
-	}
-	spin_unlock_bh(&qp->eng.lock);
-	eroce_qp_put(qp);
-}
-
-/**
- * eroce_recv_deliver() - hand a validated packet to one QP
- * @edev: the receiving device
- * @pkt: the packet
- * @sgid: its source address
- * @qp: the QP it names, or one attached to its multicast group; the
- *	caller holds a reference
- *
- * Checks what depends on the QP (its type, the P_Key, its state and, for a
- * connected QP, the peer), then gives the packet to the responder or the
- * completer.  Context: softirq; takes the QP's engine lock.
- */
-void eroce_recv_deliver(struct eroce_dev *edev, struct eroce_rx *pkt,
-			const union ib_gid *sgid, struct eroce_qp *qp)
-{
-	u32 qpn = qp->ibqp.qp_num;
-	u32 flags = pkt->info->flags;
-
-	if (!(flags & eroce_qp_type_opf(qp->ibqp.qp_type))) {
-		eroce_rx_drop(edev, DROP_QP_TYPE, "%s for QP %u",
-			      eroce_opcode_name(pkt->opcode), qpn);
-		return;
-	}
-	/* one P_Key (0xffff): compare the 15 key bits */
-	if ((eroce_bth_pkey(pkt->bth) & 0x7fff) !=
-	    (EROCE_DEFAULT_PKEY & 0x7fff)) {
-		eroce_rx_drop(edev, DROP_BAD_PKEY, "P_Key %#x for QP %u",
-			      eroce_bth_pkey(pkt->bth), qpn);
-		return;
-	}
-
-	/*
-	 * The state and the AV change only under the engine lock
-	 * (eroce_qp_engine_modify()): checked under it, they hold for the
-	 * whole packet.
-	 */
-	spin_lock_bh(&qp->eng.lock);
-	if (!eroce_recv_qp_state_ok(qp, flags)) {
-		eroce_rx_drop(edev, DROP_QP_STATE, "QP %u in state %d", qpn,
-			      eroce_qp_state(qp));
-		goto out_unlock;
-	}
-	if (eroce_qp_connected(qp) &&
-	    memcmp(sgid, &qp->attrs.av.dgid, sizeof(*sgid))) {
-		eroce_rx_drop(edev, DROP_BAD_SRC, "QP %u: not from its peer",
-			      qpn);
-		goto out_unlock;
-	}
-	if (eroce_recv_ecn_ce(pkt->iph)) {
-		eroce_stat_inc(edev, EROCE_CNT_ECN_CE_RCVD);
-		eroce_rate_ecn_ce(qp);
-	}
-	eroce_qp_rcvd(qp);
-	if (flags & EROCE_OPF_RESP)
-		eroce_comp_rcv(qp, pkt);
-	else
-		eroce_resp_rcv(qp, pkt);
-out_unlock:
-	spin_unlock_bh(&qp->eng.lock);
-}
-
-static void eroce_recv_qp(struct eroce_dev *edev, struct eroce_rx *pkt,
-			  const union ib_gid *sgid)
-{
-	u32 qpn = eroce_bth_qpn(pkt->bth);
-	struct eroce_qp *qp;
-
-	qp = eroce_qp_get(&edev->res, qpn);
-	if (!qp) {
-		eroce_rx_drop(edev, DROP_NO_QP, "no QP %u", qpn);
-		return;
-	}
-	eroce_recv_deliver(edev, pkt, sgid, qp);
-	eroce_qp_put(qp);
-}
-
-/* a packet for a multicast group: a copy for each QP attached to it */
-static void eroce_recv_mcast(struct eroce_dev *edev, struct eroce_rx *pkt,
-			     const union ib_gid *sgid,
-			     const union ib_gid *mgid)
-{
-	u32 qpn = eroce_bth_qpn(pkt->bth);
-
-	if (qpn != IB_MULTICAST_QPN) {
-		eroce_rx_drop(edev, DROP_MCAST_QPN, "QP %u for group %pI6",
-			      qpn, mgid);
-		return;
-	}
-	if (!eroce_mcast_rcv(edev, pkt, sgid, mgid))
-		eroce_rx_drop(edev, DROP_MCAST_NO_GROUP,
-			      "no QP attached to group %pI6", mgid);
 }
 
 /* is the destination address ours? Looked up once per skb */
@@ -322,12 +189,7 @@ static void eroce_recv_pkt(struct eroce_recv_ctx *rx, struct sk_buff *skb,
 	pkt.paylen = hi.paylen;
 	pkt.vlan_id = rx->vlan_id;
 
-	if (rx->mcast)
-		eroce_recv_mcast(edev, &pkt, &rx->sgid, &rx->dgid);
-	else if (hi.op->flags & EROCE_OPF_CNP)
-		eroce_recv_cnp(edev, &pkt, &rx->sgid);
-	else
-		eroce_recv_qp(edev, &pkt, &rx->sgid);
+	eroce_recv_up(edev, &pkt, &rx->sgid, &rx->dgid, rx->mcast);
 }
 
 /* an skb that holds one packet, skb->data at its BTH */

@@ -1,77 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * eroce_task.c - per-QP engine life cycle and scheduling.
+ * eroce_task.c - per-QP engine life cycle, transitions and the work item.
  *
- * Each QP has one work item on the eroce workqueue.  It runs the
- * requester (SQ entries into packets) and the responder's owed responses
- * (read responses), a budget at a time, and requeues itself while work is
- * left, so one busy QP cannot starve the others or the CPU.  Packets are
- * received in softirq and handled there directly (eroce_recv.c); the
- * retransmit timer is a softirq hrtimer.  No tasklets.
+ * Each QP has one work item on the eroce workqueue (eroce_sched.c, which
+ * queues it).  Its work function, here, runs the requester (SQ entries
+ * into packets) and the responder's owed responses (read responses), a
+ * budget at a time, and requeues itself while work is left, so one busy
+ * QP cannot starve the others or the CPU.  Packets are received in
+ * softirq and handled there directly (eroce_recv.c); the retransmit timer
+ * is a softirq hrtimer.  No tasklets.
  *
- * Every QP transition (modify_qp, an engine's fatal error, the flush of a
- * QP in ERR) happens here, under the engine lock, which is what stops the
- * engines: each of them takes it before it looks at the QP's state,
- * indices or rings.  QP asynchronous events leave through
- * eroce_qp_event().
+ * Every QP transition (modify_qp, the flush of a QP in ERR, and the stop
+ * of the engines when one of them hits a fatal error: eroce_qp_fatal() in
+ * eroce_qp_event.c calls eroce_qp_enter_err(), registered from here)
+ * happens here, under the engine lock, which is what stops the engines:
+ * each of them takes it before it looks at the QP's state, indices or
+ * rings.  QP asynchronous events leave through eroce_qp_event().
  *
- * Context: process context for init/fini/modify; eroce_qp_kick() from any
- * context; eroce_qp_fatal() and the event helpers wherever the engine lock
- * is held.  Locks: qp->eng.lock (bottom halves off) around every engine
+ * Context: process context for init/fini/modify and the work item; the
+ * doorbell in the poster's system call; eroce_qp_enter_err() wherever the
+ * engine lock is held.  Locks: qp->eng.lock (bottom halves off) around every engine
  * run and every transition; qp->state_lock and the rings' consumer_locks
- * nest inside it.
+ * nest inside it.  The flush of a QP in ERR takes each SQ or RQ entry
+ * under its ring's consumer_lock and posts its CQE with no ring lock
+ * held.
  */
 #include <linux/error-injection.h>
 #include <linux/log2.h>
 
 #include "eroce.h"
 #include "eroce_fault.h"
-
-static struct workqueue_struct *eroce_wq;
-
-int eroce_wq_init(void)
-{
-	/*
-	 * Per CPU, not WQ_UNBOUND: a QP's work item is queued on the CPU
-	 * its QP number picked (qp->eng.cpu) and runs there while that CPU
-	 * is online, so what the work item sends leaves from one CPU, and a
-	 * veth, which queues what it is handed per CPU, keeps it in order.
-	 * The QP sends from other CPUs too: the doorbell from the poster's,
-	 * the receive softirq (ACKs, NAKs, atomic and the first read
-	 * responses, CNPs, a read's re-request) and the retransmit timer
-	 * (a read's re-request) from theirs.  The engine lock hands the
-	 * packets to the stack in the order the engines make them; past
-	 * that, packets handed over on two CPUs may overtake each other,
-	 * and the transport recovers as from reordering on the wire.
-	 */
-	eroce_wq = alloc_workqueue("eroce", WQ_MEM_RECLAIM, 0);
-	return eroce_wq ? 0 : -ENOMEM;
-}
-
-void eroce_wq_exit(void)
-{
-	destroy_workqueue(eroce_wq);
-}
-
-/* let the QP's work item run (again) now; any context */
-void eroce_qp_kick(struct eroce_qp *qp)
-{
-	if (READ_ONCE(qp->eng.dead))
-		return;
-	eroce_fault_delay(EROCE_FAULT_KICK_DELAY);
-	mod_delayed_work_on(READ_ONCE(qp->eng.cpu), eroce_wq, &qp->eng.work, 0);
-}
-
-/*
- * Run the work item a jiffy from now, unless it is due earlier: the stack
- * dropped a packet (a full queue on the way out), let it drain first.
- */
-void eroce_qp_kick_later(struct eroce_qp *qp)
-{
-	if (!READ_ONCE(qp->eng.dead))
-		queue_delayed_work_on(READ_ONCE(qp->eng.cpu), eroce_wq,
-				      &qp->eng.work, 1);
-}
+#include "eroce_opcode.h"
 
 /*
  * One run of the engines from process context: a QP in ERR is flushed,
@@ -139,26 +98,66 @@ static void eroce_req_resync(struct eroce_qp *qp)
 	req->rnr_wait = false;
 }
 
-/**
- * eroce_qp_event() - raise an asynchronous event of the QP
- * @qp: the QP
- * @type: IB_EVENT_QP_FATAL, IB_EVENT_COMM_EST, ...
- *
- * The one place QP events leave the driver.  Context: any, the engine
- * lock held where the event marks a transition of the engines; the
- * handlers (uverbs' queue, kernel consumers') do not sleep and do not
- * re-enter the QP.
+/*
+ * Complete every WQE queued on @ring with IB_WC_WR_FLUSH_ERR on @cq.  At
+ * most num_slots: a user ring that keeps refilling is flushed again on its
+ * next doorbell.  Each WQE is taken under the consumer_lock and completed
+ * after it is dropped, so a comp_handler may post again.
  */
-void eroce_qp_event(struct eroce_qp *qp, enum ib_event_type type)
+static void eroce_qp_flush_ring(struct eroce_qp *qp, struct eroce_ring *ring,
+				struct ib_cq *ibcq, bool send)
 {
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = type,
+	union {
+		struct eroce_send_wqe send;
+		struct eroce_recv_wqe recv;
+	} wqe;
+	struct eroce_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_num = qp->ibqp.qp_num,
 	};
+	unsigned long flags;
+	u32 n;
+	int err;
 
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	for (n = 0; n < ring->num_slots; n++) {
+		spin_lock_irqsave(&ring->consumer_lock, flags);
+		err = eroce_ring_consume_copy(ring, &wqe, send ?
+					      sizeof(wqe.send) :
+					      sizeof(wqe.recv));
+		if (!err)
+			eroce_ring_consume_commit(ring);
+		spin_unlock_irqrestore(&ring->consumer_lock, flags);
+		if (err)
+			break;
+
+		if (send) {
+			cqe.wr_id = wqe.send.wr_id;
+			cqe.opcode = eroce_wc_opcode_from_wr(wqe.send.opcode);
+		} else {
+			cqe.wr_id = wqe.recv.wr_id;
+			cqe.opcode = IB_WC_RECV;
+		}
+		eroce_cq_post(to_eroce_cq(ibcq), &cqe, false);
+	}
+}
+
+static void eroce_qp_flush_sq(struct eroce_qp *qp)
+{
+	eroce_qp_flush_ring(qp, &qp->sq, qp->ibqp.send_cq, true);
+}
+
+/* flush the RQ of a QP in ERR: also post_recv's, without the engine lock */
+void eroce_qp_flush_rq(struct eroce_qp *qp)
+{
+	if (qp->rq.ctrl)
+		eroce_qp_flush_ring(qp, &qp->rq, qp->ibqp.recv_cq, false);
+}
+
+/* flush both queues of a QP in the error state */
+static void eroce_qp_flush(struct eroce_qp *qp)
+{
+	eroce_qp_flush_sq(qp);
+	eroce_qp_flush_rq(qp);
 }
 
 /**
@@ -201,85 +200,10 @@ static void eroce_qp_enter_err(struct eroce_qp *qp)
 		eroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
-/**
- * eroce_qp_mark_err() - the QP's state becomes ERR
- * @qp: the QP
- *
- * The state alone, as ibv_query_qp() reads it: an engine that fails an
- * entry marks the QP before the entry's error completion can be seen,
- * then calls eroce_qp_fatal() (eroce_req_fail_tail()).
- * Context: engine lock held.
- * Return: true when the QP was not in ERR before.
- */
-bool eroce_qp_mark_err(struct eroce_qp *qp)
+/* eroce_qp_fatal() stops the engines with eroce_qp_enter_err() */
+void __init eroce_task_init(void)
 {
-	unsigned long flags;
-	bool changed;
-
-	lockdep_assert_held(&qp->eng.lock);
-	spin_lock_irqsave(&qp->state_lock, flags);
-	changed = qp->attrs.state != IB_QPS_ERR;
-	WRITE_ONCE(qp->attrs.state, IB_QPS_ERR);
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-	return changed;
-}
-
-/**
- * eroce_qp_fatal() - an engine hit an error the QP cannot survive
- * @qp: the QP
- * @event: the asynchronous event that reports it, or 0 when the failed
- *	entry's completion does (a NAK or retry error of the requester)
- *
- * The QP moves to ERR (the event is raised only by the move); what the
- * requester fetched is flushed, and the work item flushes what is left
- * in the rings.  On a QP already in ERR that flush is a repeat, and
- * harmless.  Context: engine lock held.
- */
-void eroce_qp_fatal(struct eroce_qp *qp, enum ib_event_type event)
-{
-	lockdep_assert_held(&qp->eng.lock);
-	if (eroce_qp_mark_err(qp) && event)
-		eroce_qp_event(qp, event);
-	eroce_qp_enter_err(qp);
-	eroce_qp_kick(qp);
-}
-
-/**
- * eroce_req_check_drained() - raise SQ_DRAINED once the SQD drain is over
- * @qp: the QP
- *
- * In SQD the requester starts no new entry; once every entry it started
- * has completed, and the transition to SQD asked for it, the consumer
- * hears IB_EVENT_SQ_DRAINED (once per transition).  Context: engine lock
- * held.
- */
-void eroce_req_check_drained(struct eroce_qp *qp)
-{
-	struct eroce_qp_engine *eng = &qp->eng;
-
-	lockdep_assert_held(&eng->lock);
-	if (!eng->sqd_notify || eroce_qp_state(qp) != IB_QPS_SQD ||
-	    qp->sq.consumer != eng->req.head)
-		return;
-	eng->sqd_notify = false;
-	eroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
-}
-
-/*
- * A packet for the QP arrived: on a connected QP (RC, UC) the first one
- * in RTR establishes the connection (IB_EVENT_COMM_EST); a datagram QP
- * has none to establish.  Context: engine lock held.
- */
-void eroce_qp_rcvd(struct eroce_qp *qp)
-{
-	struct eroce_qp_engine *eng = &qp->eng;
-
-	lockdep_assert_held(&eng->lock);
-	if (eng->comm_est || eroce_qp_state(qp) != IB_QPS_RTR ||
-	    (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC))
-		return;
-	eng->comm_est = true;
-	eroce_qp_event(qp, IB_EVENT_COMM_EST);
+	eroce_qp_err_register(eroce_qp_enter_err);
 }
 
 static void eroce_qp_work(struct work_struct *work)

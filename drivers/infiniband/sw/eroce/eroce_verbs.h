@@ -362,6 +362,8 @@ static inline bool eroce_qp_connected(const struct eroce_qp *qp)
 
 /* eroce_verbs.c */
 extern const struct ib_device_ops eroce_verbs_ops;
+
+/* eroce_obj.c */
 void eroce_res_init(struct eroce_res *res);
 void eroce_res_fini(struct eroce_res *res);
 int eroce_res_alloc_index(struct xarray *xa, u32 *index, u32 min, u32 max,
@@ -460,11 +462,6 @@ int eroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int eroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
-struct eroce_qp *eroce_qp_get(struct eroce_res *res, u32 qpn);
-struct eroce_qp *eroce_qp_handle_get(struct eroce_qp_handle *h);
-void eroce_qp_put(struct eroce_qp *qp);
-void eroce_qp_flush(struct eroce_qp *qp);
-u8 eroce_wc_opcode_from_wr(u8 opcode);
 
 /* eroce_restrack.c */
 int eroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);

@@ -3,7 +3,7 @@
  * eroce: the windows of the RC transport, as decisions on PSNs alone.
  *
  * The responder keeps the requests that arrive after a hole, in
- * EROCE_SR_WINDOW slots indexed by PSN (selective repeat, eroce_resp.c);
+ * EROCE_SR_WINDOW slots indexed by PSN (selective repeat, eroce_resp_sr.c);
  * the requester sends while its in-flight window allows (eroce_req.c);
  * the completer takes an ACK only for a PSN sent and not yet
  * acknowledged, and places a read's responses that arrive early in a
