@@ -12,7 +12,7 @@
 #           packaging warning fails the stage
 #   unit    `make unit` (tests/unit, closing "N passed, N failed" line)
 #   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise),
-#           EROCE_VM_GROUP of them (default 4) per guest, EROCE_VM_JOBS
+#           EROCE_VM_GROUP of them (default 8) per guest, EROCE_VM_JOBS
 #           guests (default 1) at once, packaging.sh last
 #   lab     selftests/run_lab.sh selftests/lab/*.sh (two guests joined by
 #           virtio-net on taps through a bridge; closing line likewise)
@@ -83,7 +83,7 @@ stage_vm() {
 		count 0 1
 		return
 	fi
-	"$ROOT/selftests/run_vm.sh" --group "${EROCE_VM_GROUP:-4}" \
+	"$ROOT/selftests/run_vm.sh" --group "${EROCE_VM_GROUP:-8}" \
 		--jobs "${EROCE_VM_JOBS:-1}" --env EROCE_PKG_UPGRADE=0 \
 		"${tests[@]}" 2>&1 |
 		tee "$LOG/vm.log" || rc=$?

@@ -9,7 +9,13 @@
 # from 198.18.4.1 to 198.18.4.2 over RDS sockets and compares each one;
 # the kernel must say it connected over RDS/IB (not RDS/TCP) and eroce1
 # must have carried the messages (tx_bytes grew by more than they hold).
-# A kernel without rds_rdma (the debug kernel) skips it all.
+# A kernel without rds_rdma fails it all (skips with EROCE_ALLOW_MISSING=1).
+# The debug kernel leaves it out: Debian 6.1's RDS draws a lockdep report
+# as soon as a connection is accepted (rds_trans_sem, held by rds_bind()
+# while rds_ib_laddr_check() destroys its rdma_cm ID, against rdma_cm's
+# handler_mutex, held by cma_ib_req_handler() while rds_conn_create()
+# takes rds_trans_sem: RDS and rdma_cm alone), which turns lockdep off
+# for the rest of the guest.
 # Run: selftests/run_vm.sh selftests/eroce/rds.sh
 set -u -o pipefail
 # shellcheck source=../lib.sh
@@ -37,6 +43,12 @@ ktap_plan 4
 if ! modprobe -n -q rds_rdma; then
 	for t in rds_messages_verified rds_ib_connected rds_over_eroce dmesg_clean; do
 		ktap_missing "$t" "the rds_rdma module"
+	done
+	ktap_finish
+fi
+if [ "$DEBUG_KERNEL" = 1 ]; then
+	for t in rds_messages_verified rds_ib_connected rds_over_eroce dmesg_clean; do
+		ktap_skip "$t" "RDS's lockdep report on connect (6.1, not eroce)"
 	done
 	ktap_finish
 fi

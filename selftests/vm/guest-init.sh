@@ -208,6 +208,18 @@ others_alive() {
 	return 1
 }
 
+# loaded_since_boot: the modules loaded since boot that can unload, the
+# newest first (as /proc/modules lists them), each after a space
+loaded_since_boot() {
+	local m list=
+
+	for m in $(awk '$4 !~ /permanent/ { print $1 }' /proc/modules); do
+		case " $BOOT_MODULES $KERNEL_KEEPS " in *" $m "*) continue ;; esac
+		list+=" $m"
+	done
+	echo "$list"
+}
+
 # reset_guest [between]: what the last script left behind, undone: before
 # the next script runs ("between": the routing rules and sysctls of the
 # initial namespace too) or, on the debug kernel, before kmemleak's scans
@@ -257,21 +269,25 @@ reset_guest() {
 			[ "$l" = "$v" ] || echo "$v" >"$f" 2>/dev/null
 		done <"$BOOT_SYSCTL"
 	fi
+	RESET_STEPS+="rules and sysctls $((SECONDS - t)) s, "
+	t=$SECONDS
 	# configfs, which the NVMe-oF and LIO targets mount, holds its module
 	umount /sys/kernel/config 2>/dev/null
-	# the modules it loaded, users first: passes until the dependencies
-	# are gone; a module without an exit function stays ([permanent])
+	# the modules it loaded, users first (/proc/modules lists the newest
+	# first), one rmmod for all of them, which goes on past those still
+	# in use: passes until the dependencies are gone; a module without
+	# an exit function stays ([permanent])
 	for ((pass = 0; pass < secs * 5; pass++)); do
-		left=
-		for m in $(awk '$4 !~ /permanent/ { print $1 }' /proc/modules); do
-			case " $BOOT_MODULES $KERNEL_KEEPS " in *" $m "*) continue ;; esac
-			rmmod "$m" 2>/dev/null || left+=" $m"
-		done
+		left=$(loaded_since_boot)
 		[ -z "$left" ] && break
-		sleep 0.2
+		# shellcheck disable=SC2086  # one argument per module
+		rmmod $left 2>/dev/null
+		# none went: a user (a dying namespace) still holds them
+		[ "$(loaded_since_boot)" = "$left" ] && sleep 0.2
 	done
+	left=$(loaded_since_boot)
 	[ -z "$left" ] || reset_note "modules that would not unload:$left"
-	RESET_STEPS+="rules, sysctls, modules $((SECONDS - t)) s"
+	RESET_STEPS+="modules $((SECONDS - t)) s"
 }
 
 # ---- main --------------------------------------------------------------------
