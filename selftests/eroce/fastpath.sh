@@ -17,7 +17,7 @@
 #   - ib_write_bw 64 B over a link with 1 ms of delay each way, as on a
 #     real wire where ACKs come after the system call has returned: a
 #     post made while packets are unacknowledged rings no doorbell (the
-#     ACK's completer sends it).  A doorbell needs every packet
+#     sender sends it when the ACK comes).  A doorbell needs every packet
 #     acknowledged, so two of them are at least a round trip (2 ms)
 #     apart: at most one per 2 ms of the longer run's wall time (plus 100
 #     for setup), per message; a machine that sends faster gets a tighter
@@ -42,8 +42,8 @@
 # On the debug kernel every run has an eighth of the iterations (N1/N2
 # 125/625, pingpong 25/125) and a bound missed is a skip (ktap_bound):
 # how often a post finds the kernel idle depends on how fast the peer is.
-# And only the delayed ib_write_bw (doorbells, and posts the completer
-# sends) and the pingpong with events (receives and CQ arming in shared
+# And only the delayed ib_write_bw (doorbells, and posts an ACK's
+# handling sends) and the pingpong with events (receives and CQ arming in shared
 # memory, event reads) run there (lib.sh debug_subset).
 # Run: selftests/run_vm.sh selftests/eroce/fastpath.sh
 set -u -o pipefail

@@ -21,9 +21,9 @@
 #     LAST_WQE_REACHED.
 #   - solicited-err: a CQ armed for solicited completions only fires for
 #     an error completion.
-#   - timer-race: selftests/kmod/eroce_ktimer.ko holds the completer on
-#     the engine lock, with the ACK of a message's first packet in hand,
-#     until the retransmit timer's callback has started on the other CPU
+#   - timer-race: selftests/kmod/eroce_ktimer.ko holds the sender's
+#     matching of responses on the engine lock, with the ACK of a
+#     message's first packet in hand, until the retransmit timer's callback has started on the other CPU
 #     (the tool runs on CPU 1, where its doorbell arms the timer; RPS
 #     hands the ACKs to CPU 0).  The expiry must count as stale, not as
 #     a timeout: 3-packet WRITEs with retry_cnt 0 and

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # vm-timeout: 300
 #
-# wire_peer.sh: the requester and completer against a scripted responder.
+# wire_peer.sh: the sender (requester and matching of responses) against a
+# scripted responder.
 # eroce1 sits on ns1/veth1; veth2 in ns2 has no eroce device.  There
 # selftests/tools/eroce_wire_peer.py answers for a QPN no device holds: it
 # takes eroce1's requests from UDP port 4791 and forges, from an AF_PACKET

@@ -1,24 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * eroce_ktimer: makes an RC QP's retransmit timer expire while the
- * completer, holding the engine lock, handles an acknowledgment that
- * re-arms it.  The expiry then waits for the lock on the timer's CPU and
+ * sender, holding the engine lock, handles an acknowledgment that re-arms
+ * it.  The expiry then waits for the lock on the timer's CPU and
  * runs after the re-arm: eroce_req_timer() must see that the timer is
  * queued again and count a stale expiry instead of a timeout (which, with
  * retry_cnt 0, would fail the QP despite the fresh ACK).
  *
  *   insmod eroce_ktimer.ko [shots=N] [max_wait_ms=MS]
  *
- * A kprobe on eroce_req_responded() (called by the completer under the
+ * A kprobe on eroce_req_responded() (called by eroce_req_match.c under the
  * engine lock, before the timer is re-armed) waits, for at most
  * max_wait_ms, until the timer's callback has started on another CPU,
  * shots times in all.  /sys/module/eroce_ktimer/parameters/ says how it
  * went: fired (the callback was seen running), same_cpu (the timer was on
- * the completer's own CPU, where its softirq cannot run meanwhile: no
+ * the acknowledgment's own CPU, where its softirq cannot run meanwhile: no
  * race possible), missed (the callback did not start in time).  White-box:
  * it reads the QP through the driver's own headers.
  *
- * Context: the kprobe runs in the completer's context (softirq or the
+ * Context: the kprobe runs where the acknowledgment is handled (softirq or the
  * QP's work item) with the engine lock held and bottom halves off; it
  * takes no lock.  The counters are written only there, under that lock
  * (one QP), and read through sysfs.

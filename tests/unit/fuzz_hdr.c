@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 			abort();
 		/* the role files index their tables of handlers with these */
 		if (hi.op->resp >= EROCE_RESP_KINDS ||
-		    hi.op->comp >= EROCE_COMP_KINDS)
+		    hi.op->match >= EROCE_MATCH_KINDS)
 			abort();
 		eroce_fuzz_sink += eroce_bth_qpn(bth) + eroce_bth_psn(bth);
 		for (t = 0; t < EROCE_HDR_NUM; t++) {

@@ -6,16 +6,17 @@
  * of four bytes or more is a received packet, the UDP payload from the
  * BTH through the ICRC: eroce_hdr_check(), the opcode table, the QP's
  * transport and the P_Key (eroce_recv.c), then the responder for a
- * request, the completer for a response.  A shorter record is an event on
- * the QP's own side (fuzz_event()): the requester posts a message, sends,
- * its timer fires, the receive queue empties or fills, the QP is reset.
+ * request, the sender's matching for a response.  A shorter record is an
+ * event on the QP's own side (fuzz_event()): the requester posts a
+ * message, sends, its timer fires, the receive queue empties or fills,
+ * the QP is reset.
  *
  * The decisions are the module's own: eroce_hdr_check(), the opcode table
  * and eroce_opcode_seq_ok() (eroce_opcode.[ch]), the PSN arithmetic
  * (eroce_psn.h), the selective-repeat slots and window, the send window,
  * the ACK window and the read-response bitmap (eroce_window.h), the AETH
  * syndrome (eroce_wire.h).  Around them runs a model of the engines'
- * control flow, step for step as eroce_resp*.c, eroce_comp.c and
+ * control flow, step for step as eroce_resp*.c, eroce_req_match.c and
  * eroce_req.c take it, holding PSNs and flags only: no memory, MRs,
  * receive WQE contents, payload lengths against the MTU, timers, rates or
  * counters.  Unwrapped 64-bit shadows of the PSNs check what the 24-bit
@@ -31,9 +32,9 @@
  *   arrives again with AckReq, and then offering selective repeat), and
  *   says "kept after it" only when something is; UC expects the PSN
  *   after the last one it saw.
- * - requester and completer: una_psn only moves forward and never past
- *   max_psn, less than 2^23 PSNs behind it, and never lags behind an
- *   entry completed; max_psn follows every PSN sent; the send window
+ * - requester and matching of responses: una_psn only moves forward and
+ *   never past max_psn, less than 2^23 PSNs behind it, and never lags
+ *   behind an entry completed; max_psn follows every PSN sent; the send window
  *   lets no packet out once window PSNs are unacknowledged; every packet
  *   carries a PSN of its own entry, a new entry the PSN after all those
  *   sent; going back N never goes before the oldest entry; an
@@ -131,7 +132,7 @@ struct swqe {
 	u64 first64;		/* first_psn unwrapped */
 };
 
-/* struct eroce_req, the requester, as the completer moves it */
+/* struct eroce_req, the requester, as the matching of responses moves it */
 struct req {
 	struct swqe sq[SQ_SLOTS];
 	u32 tail;		/* the SQ's consumer index */
@@ -611,7 +612,7 @@ static void resp_uc(const struct rx *pkt)
 }
 
 /* ------------------------------------------------------------------ */
-/* the requester: eroce_req.c, what the completer drives */
+/* the requester: eroce_req.c, what the matching of responses drives */
 
 static struct swqe *req_swqe(u32 i)
 {
@@ -925,9 +926,9 @@ static void req_probe(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* the completer: eroce_comp.c */
+/* the sender's matching of responses: eroce_req_match.c */
 
-/* eroce_comp_oldest_sent() */
+/* eroce_match_oldest_sent() */
 static struct swqe *comp_oldest_sent(void)
 {
 	struct swqe *w;
@@ -938,7 +939,7 @@ static struct swqe *comp_oldest_sent(void)
 	return w->psn_valid ? w : NULL;
 }
 
-/* eroce_comp_ack_until(): every request PSN before @psn is acked */
+/* eroce_match_ack_until(): every request PSN before @psn is acked */
 static void comp_ack_until(u32 psn)
 {
 	struct req *req = &qp.req;
@@ -962,7 +963,7 @@ static void comp_ack_until(u32 psn)
 		req_rewind(psn);
 }
 
-/* eroce_comp_check_lost_response() */
+/* eroce_match_check_lost_response() */
 static void comp_check_lost_response(u32 psn)
 {
 	struct swqe *w = comp_oldest_sent();
@@ -975,7 +976,7 @@ static void comp_check_lost_response(u32 psn)
 		req_rewind(w->resp_psn);
 }
 
-/* eroce_comp_nak() and eroce_comp_rnr() */
+/* eroce_match_nak() and eroce_match_rnr() */
 static void comp_nak(u32 psn, u8 syn, u32 sr_hole)
 {
 	if (eroce_syn_value(syn) == EROCE_NAK_PSN_SEQ_ERR) {
@@ -989,7 +990,7 @@ static void comp_nak(u32 psn, u8 syn, u32 sr_hole)
 	qp_fatal();
 }
 
-/* eroce_comp_ack() */
+/* eroce_match_ack() */
 static int comp_ack(const struct rx *pkt)
 {
 	switch (eroce_syn_type(pkt->syn)) {
@@ -1010,7 +1011,7 @@ static int comp_ack(const struct rx *pkt)
 	return 0;
 }
 
-/* eroce_comp_find(): the index of the entry holding @psn, or head */
+/* eroce_match_find(): the index of the entry holding @psn, or head */
 static u32 comp_find(u32 psn)
 {
 	struct req *req = &qp.req;
@@ -1027,7 +1028,7 @@ static u32 comp_find(u32 psn)
 	return req->head;
 }
 
-/* eroce_comp_update_una() */
+/* eroce_match_update_una() */
 static void comp_update_una(void)
 {
 	struct swqe *w = comp_oldest_sent();
@@ -1038,7 +1039,7 @@ static void comp_update_una(void)
 	req_una(una);
 }
 
-/* eroce_comp_retire() */
+/* eroce_match_retire() */
 static void comp_retire(void)
 {
 	struct swqe *w;
@@ -1049,7 +1050,7 @@ static void comp_retire(void)
 }
 
 /*
- * eroce_comp_implicit_ack(): a response to the entry at @idx acknowledges
+ * eroce_match_implicit_ack(): a response to the entry at @idx acknowledges
  * the ones before it, only when it is for a PSN sent and not yet
  * acknowledged
  */
@@ -1072,7 +1073,7 @@ static void comp_implicit_ack(u32 idx, u32 psn)
 	comp_update_una();
 }
 
-/* eroce_comp_read_entry() */
+/* eroce_match_read_entry() */
 static struct swqe *comp_read_entry(u32 psn)
 {
 	u32 idx = comp_find(psn);
@@ -1083,7 +1084,7 @@ static struct swqe *comp_read_entry(u32 psn)
 	return req_swqe(idx);
 }
 
-/* eroce_comp_read_resp() */
+/* eroce_match_read_resp() */
 static int comp_read_resp(const struct rx *pkt)
 {
 	enum eroce_rd_resp what;
@@ -1120,7 +1121,7 @@ static int comp_read_resp(const struct rx *pkt)
 	return 0;
 }
 
-/* eroce_comp_atomic_ack() */
+/* eroce_match_atomic_ack() */
 static int comp_atomic_ack(const struct rx *pkt)
 {
 	u32 idx = comp_find(pkt->psn), i;
@@ -1136,7 +1137,7 @@ static int comp_atomic_ack(const struct rx *pkt)
 	return 0;
 }
 
-/* eroce_comp_rcv() and eroce_req_responded() */
+/* eroce_req_rcv_response() and eroce_req_responded() */
 static void comp_rcv(const struct rx *pkt)
 {
 	struct req *req = &qp.req;
@@ -1146,8 +1147,8 @@ static void comp_rcv(const struct rx *pkt)
 
 	trace("  comp: %s %#x syn %#x, [%#x, %#x)\n", pkt->info->name,
 	      pkt->psn, pkt->syn, req->una_psn, req->max_psn);
-	switch (pkt->info->comp) {
-	case EROCE_COMP_ACK:
+	switch (pkt->info->match) {
+	case EROCE_MATCH_ACK:
 		if (!eroce_ack_psn_valid(pkt->psn, req->una_psn,
 					 req->max_psn))
 			return;
@@ -1156,10 +1157,10 @@ static void comp_rcv(const struct rx *pkt)
 			broken();
 		err = comp_ack(pkt);
 		break;
-	case EROCE_COMP_READ_RESP:
+	case EROCE_MATCH_READ_RESP:
 		err = comp_read_resp(pkt);
 		break;
-	case EROCE_COMP_ATOMIC_ACK:
+	case EROCE_MATCH_ATOMIC_ACK:
 		err = comp_atomic_ack(pkt);
 		break;
 	default:

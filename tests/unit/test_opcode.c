@@ -166,18 +166,18 @@ static unsigned int resp_kind_of(u32 flags)
 	return EROCE_RESP_KINDS;
 }
 
-/* the completer's kind likewise: read response, atomic ACK, ACK */
-static unsigned int comp_kind_of(u32 flags)
+/* the sender's matching kind likewise: read response, atomic ACK, ACK */
+static unsigned int match_kind_of(u32 flags)
 {
 	if (!(flags & EROCE_OPF_RESP))
-		return EROCE_COMP_NONE;
+		return EROCE_MATCH_NONE;
 	if (flags & EROCE_OPF_READ)
-		return EROCE_COMP_READ_RESP;
+		return EROCE_MATCH_READ_RESP;
 	if ((flags & EROCE_OPF_ACK) && (flags & EROCE_OPF_ATOMIC))
-		return EROCE_COMP_ATOMIC_ACK;
+		return EROCE_MATCH_ATOMIC_ACK;
 	if (flags & EROCE_OPF_ACK)
-		return EROCE_COMP_ACK;
-	return EROCE_COMP_KINDS;
+		return EROCE_MATCH_ACK;
+	return EROCE_MATCH_KINDS;
 }
 
 /*
@@ -190,7 +190,7 @@ static void test_role_kinds(void)
 	static const u32 roles = EROCE_OPF_SEND | EROCE_OPF_WRITE |
 				 EROCE_OPF_READ | EROCE_OPF_ATOMIC |
 				 EROCE_OPF_ATOMIC_WRITE;
-	unsigned int resp_used = 0, comp_used = 0;
+	unsigned int resp_used = 0, match_used = 0;
 	unsigned int op;
 
 	for (op = 0; op < 256; op++) {
@@ -201,30 +201,30 @@ static void test_role_kinds(void)
 			continue;
 		f = info->flags;
 		CHECK_EQ(info->resp, resp_kind_of(f));
-		CHECK_EQ(info->comp, comp_kind_of(f));
+		CHECK_EQ(info->match, match_kind_of(f));
 		CHECK(info->resp < EROCE_RESP_KINDS);
-		CHECK(info->comp < EROCE_COMP_KINDS);
+		CHECK(info->match < EROCE_MATCH_KINDS);
 		if (info->resp != resp_kind_of(f) ||
-		    info->comp != comp_kind_of(f))
+		    info->match != match_kind_of(f))
 			fprintf(stderr, "  opcode 0x%02x %s\n", op, info->name);
 		if (info->resp < EROCE_RESP_KINDS)
 			resp_used |= BIT(info->resp);
-		if (info->comp < EROCE_COMP_KINDS)
-			comp_used |= BIT(info->comp);
+		if (info->match < EROCE_MATCH_KINDS)
+			match_used |= BIT(info->match);
 
-		/* one role: the responder's, the completer's, or neither */
+		/* one role: the responder's, the sender's, or neither */
 		if (f & EROCE_OPF_REQ) {
 			CHECK(info->resp != EROCE_RESP_NONE);
-			CHECK_EQ(info->comp, EROCE_COMP_NONE);
+			CHECK_EQ(info->match, EROCE_MATCH_NONE);
 			/* one of them: resp_kind_of() cannot pick wrong */
 			CHECK((f & roles) && !(f & roles & ((f & roles) - 1)));
 		} else if (f & EROCE_OPF_RESP) {
-			CHECK(info->comp != EROCE_COMP_NONE);
+			CHECK(info->match != EROCE_MATCH_NONE);
 			CHECK_EQ(info->resp, EROCE_RESP_NONE);
 		} else {
 			CHECK(f & EROCE_OPF_CNP);
 			CHECK_EQ(info->resp, EROCE_RESP_NONE);
-			CHECK_EQ(info->comp, EROCE_COMP_NONE);
+			CHECK_EQ(info->match, EROCE_MATCH_NONE);
 		}
 
 		/* the headers each kind's handlers read */
@@ -249,22 +249,22 @@ static void test_role_kinds(void)
 			CHECK((f & EROCE_OPF_ONLY) == EROCE_OPF_ONLY);
 			break;
 		}
-		switch (info->comp) {
-		case EROCE_COMP_ACK:
+		switch (info->match) {
+		case EROCE_MATCH_ACK:
 			CHECK(f & EROCE_OPF_AETH);
 			CHECK(!(f & EROCE_OPF_PAYLOAD));
 			break;
-		case EROCE_COMP_READ_RESP:
+		case EROCE_MATCH_READ_RESP:
 			CHECK(f & EROCE_OPF_PAYLOAD);
 			break;
-		case EROCE_COMP_ATOMIC_ACK:
+		case EROCE_MATCH_ATOMIC_ACK:
 			CHECK(f & EROCE_OPF_AETH && f & EROCE_OPF_ATMACK);
 			break;
 		}
 	}
 	/* every kind has rows: no handler is dead code */
 	CHECK_EQ(resp_used, BIT(EROCE_RESP_KINDS) - 1);
-	CHECK_EQ(comp_used, BIT(EROCE_COMP_KINDS) - 1);
+	CHECK_EQ(match_used, BIT(EROCE_MATCH_KINDS) - 1);
 
 	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_SEND_MIDDLE)->resp,
 		 EROCE_RESP_SEND);
@@ -276,13 +276,13 @@ static void test_role_kinds(void)
 		 EROCE_RESP_READ);
 	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_FETCH_ADD)->resp,
 		 EROCE_RESP_ATOMIC);
-	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_ACK)->comp, EROCE_COMP_ACK);
-	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_READ_RESPONSE_MIDDLE)->comp,
-		 EROCE_COMP_READ_RESP);
-	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_ATOMIC_ACK)->comp,
-		 EROCE_COMP_ATOMIC_ACK);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_ACK)->match, EROCE_MATCH_ACK);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_READ_RESPONSE_MIDDLE)->match,
+		 EROCE_MATCH_READ_RESP);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_RC_ATOMIC_ACK)->match,
+		 EROCE_MATCH_ATOMIC_ACK);
 	CHECK_EQ(eroce_opcode_info(EROCE_OP_CNP)->resp, EROCE_RESP_NONE);
-	CHECK_EQ(eroce_opcode_info(EROCE_OP_CNP)->comp, EROCE_COMP_NONE);
+	CHECK_EQ(eroce_opcode_info(EROCE_OP_CNP)->match, EROCE_MATCH_NONE);
 }
 
 /*

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Unit tests for eroce_window.h: the responder's selective-repeat slots
- * and window, the requester's send window, the completer's ACK window and
+ * and window, the requester's send window, the sender's ACK window and
  * its bitmap of early read responses; at their edges and across the
  * 2^24 wrap.
  */

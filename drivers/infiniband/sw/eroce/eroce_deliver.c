@@ -7,7 +7,7 @@
  * order, each failure a drop with its own counter and a rate-limited
  * debug line: the QP's transport, the P_Key, the QP state and, for a
  * connected QP, the source address of its peer.  Only then do the
- * responder (requests) or the completer (responses) see it; a packet
+ * responder (requests) or the sender (responses) see it; a packet
  * marked ECN CE makes its QP send a CNP, and a CNP (checked the same way)
  * goes to the named QP's rate control (eroce_rate.c).  The multicast
  * fan-out (eroce_mcast.c) and the lookup by QPN (eroce_dispatch.c) call
@@ -15,7 +15,7 @@
  *
  * Context: softirq, or the loopback work item of eroce_xmit.c with
  * bottom halves off.  Locks: the QP's engine lock around the QP state and
- * source checks, the responder and the completer.
+ * source checks, the responder and the sender.
  */
 #include <linux/ip.h>
 #include <net/inet_ecn.h>
@@ -81,7 +81,7 @@ void eroce_recv_cnp(struct eroce_dev *edev, struct eroce_rx *pkt,
  *
  * Checks what depends on the QP (its type, the P_Key, its state and, for a
  * connected QP, the peer), then gives the packet to the responder or the
- * completer.  Context: softirq; takes the QP's engine lock.
+ * sender.  Context: softirq; takes the QP's engine lock.
  */
 void eroce_recv_deliver(struct eroce_dev *edev, struct eroce_rx *pkt,
 			const union ib_gid *sgid, struct eroce_qp *qp)
@@ -125,7 +125,7 @@ void eroce_recv_deliver(struct eroce_dev *edev, struct eroce_rx *pkt,
 	}
 	eroce_qp_rcvd(qp);
 	if (flags & EROCE_OPF_RESP)
-		eroce_comp_rcv(qp, pkt);
+		eroce_req_rcv_response(qp, pkt);
 	else
 		eroce_resp_rcv(qp, pkt);
 out_unlock:

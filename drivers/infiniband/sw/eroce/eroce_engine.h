@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * eroce: per-QP transport state of the requester, responder and completer.
+ * eroce: per-QP transport state of the sender and the responder.
  *
- * One lock, struct eroce_qp_engine.lock, serialises the three engines of a
- * QP: the requester (QP work item, user doorbell), the responder and
- * completer (receive softirq), the retransmit timer (softirq hrtimer).  It
- * is taken with bottom halves off.  The QP's state_lock may nest inside
- * it, never the other way round.
+ * One lock, struct eroce_qp_engine.lock, serialises what runs for a QP:
+ * the sender's requester (QP work item, user doorbell) and its matching
+ * of responses (receive softirq), the responder (receive softirq), the
+ * retransmit timer (softirq hrtimer).  It is taken with bottom halves
+ * off.  The QP's state_lock may nest inside it, never the other way
+ * round.
  */
 #ifndef EROCE_ENGINE_H
 #define EROCE_ENGINE_H
@@ -279,24 +280,14 @@ void eroce_qp_doorbell(struct eroce_qp *qp);
 void eroce_qp_flush_locked(struct eroce_qp *qp);
 void eroce_qp_flush_rq(struct eroce_qp *qp);
 
-/* eroce_req.c */
+/*
+ * the sender (eroce_req.c, eroce_req_match.c; what its files share is in
+ * eroce_req.h)
+ */
 bool eroce_req_run(struct eroce_qp *qp);
-void eroce_req_rewind(struct eroce_qp *qp, u32 psn);
-void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w);
-void eroce_req_complete_tail(struct eroce_qp *qp, enum ib_wc_status status);
-void eroce_req_fail_tail(struct eroce_qp *qp, enum ib_wc_status status);
-void eroce_req_arm_timer(struct eroce_qp *qp, u64 ns);
-void eroce_req_una(struct eroce_qp *qp, u32 una, bool ack);
-void eroce_req_answered(struct eroce_qp *qp);
-void eroce_req_ack_rcvd(struct eroce_qp *qp);
-void eroce_req_seq_nak(struct eroce_qp *qp, u32 psn, u32 sr_hole);
-bool eroce_req_rnr_nak(struct eroce_qp *qp, u32 psn, u32 usec);
-void eroce_req_responded(struct eroce_qp *qp, u32 una, u32 tail);
 void eroce_req_flush(struct eroce_qp *qp);
 enum hrtimer_restart eroce_req_timer(struct hrtimer *timer);
-
-/* eroce_comp.c */
-void eroce_comp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);
+void eroce_req_rcv_response(struct eroce_qp *qp, struct eroce_rx *pkt);
 
 /* eroce_resp.c */
 void eroce_resp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt);

@@ -13,11 +13,11 @@
  * invalidation or a bind is either before or after a packet's copy, never
  * during.
  *
- * Context: any (softirq for the responder and completer, process context
- * for the requester).  Locks: a fast-registration MR's fast.lock or a
- * window's lock (irq safe); inside either eroce_atomic_lock, which makes
- * the read-modify-write of an atomic indivisible against every other
- * eroce atomic on this host.
+ * Context: any (softirq for the responder and the sender's matching of
+ * responses, process context for the requester).  Locks: a
+ * fast-registration MR's fast.lock or a window's lock (irq safe); inside
+ * either eroce_atomic_lock, which makes the read-modify-write of an
+ * atomic indivisible against every other eroce atomic on this host.
  */
 #include <linux/highmem.h>
 

@@ -5,10 +5,10 @@
  * Owns a constant 256-entry table indexed by the BTH opcode; an entry is
  * used only when its valid bit is set, so an unknown opcode never reaches
  * a length, an offset or a role kind.  Each entry names the kind of the
- * responder's or the completer's handling, which indexes that role's own
- * table of handlers (eroce_resp_exec.c, eroce_comp.c); none are here.  And the
- * table of send work request opcodes, indexed by IB_UVERBS_WR_*,
- * bounds-checked the same way.  Runs in any context (softirq receive,
+ * responder's or the sender's handling, which indexes that role's own
+ * table of handlers (eroce_resp_exec.c, eroce_req_match.c); none are
+ * here.  And the table of send work request opcodes, indexed by
+ * IB_UVERBS_WR_*, bounds-checked the same way.  Runs in any context (softirq receive,
  * workqueue engines, userspace tests); takes no locks and keeps no state.
  */
 
@@ -18,13 +18,13 @@
  * Table entries with no, one or two extension headers (named by their
  * EROCE_HDR_ suffix); lengths and offsets follow from the header sizes.
  * @role is the role that handles the opcode and its kind: RESP(SEND) for
- * a request the responder executes as a SEND, COMP(ACK) for a response
- * the completer takes as an ACK, NO_ROLE for the CNP (eroce_deliver.c).
+ * a request the responder executes as a SEND, MATCH(ACK) for a response
+ * the sender matches as an ACK, NO_ROLE for the CNP (eroce_deliver.c).
  */
 #define EROCE_CNPRSVD_BYTES	EROCE_CNP_RSVD_BYTES
 
 #define RESP(kind)	.resp = EROCE_RESP_##kind
-#define COMP(kind)	.comp = EROCE_COMP_##kind
+#define MATCH(kind)	.match = EROCE_MATCH_##kind
 #define NO_ROLE		.resp = EROCE_RESP_NONE
 
 #define OP0(op, role, f)						\
@@ -114,16 +114,16 @@ static const struct eroce_opcode_info eroce_opcode_table[256] = {
 	OP2(RC_WRITE_ONLY_IMM,		RESP(WRITE),
 	    F_RC_WRITE_IMM | EROCE_OPF_ONLY, RETH, IMMDT),
 	OP1(RC_READ_REQUEST,		RESP(READ), F_RC_READ_REQ, RETH),
-	OP1(RC_READ_RESPONSE_FIRST,	COMP(READ_RESP),
+	OP1(RC_READ_RESPONSE_FIRST,	MATCH(READ_RESP),
 	    F_RC_READ_RESP | EROCE_OPF_START, AETH),
-	OP0(RC_READ_RESPONSE_MIDDLE,	COMP(READ_RESP),
+	OP0(RC_READ_RESPONSE_MIDDLE,	MATCH(READ_RESP),
 	    F_RC_READ_RESP | EROCE_OPF_MIDDLE),
-	OP1(RC_READ_RESPONSE_LAST,	COMP(READ_RESP),
+	OP1(RC_READ_RESPONSE_LAST,	MATCH(READ_RESP),
 	    F_RC_READ_RESP | EROCE_OPF_END, AETH),
-	OP1(RC_READ_RESPONSE_ONLY,	COMP(READ_RESP),
+	OP1(RC_READ_RESPONSE_ONLY,	MATCH(READ_RESP),
 	    F_RC_READ_RESP | EROCE_OPF_ONLY, AETH),
-	OP1(RC_ACK,			COMP(ACK), F_RC_ACK, AETH),
-	OP2(RC_ATOMIC_ACK,		COMP(ATOMIC_ACK),
+	OP1(RC_ACK,			MATCH(ACK), F_RC_ACK, AETH),
+	OP2(RC_ATOMIC_ACK,		MATCH(ATOMIC_ACK),
 	    F_RC_ACK | EROCE_OPF_ATOMIC, AETH, ATMACK),
 	OP1(RC_CMP_SWAP,		RESP(ATOMIC), F_RC_ATOMIC, ATMETH),
 	OP1(RC_FETCH_ADD,		RESP(ATOMIC), F_RC_ATOMIC, ATMETH),

@@ -8,11 +8,12 @@
  *
  * Adding a packet opcode is one row in eroce_opcode.c: its headers, its
  * flags and the kind of the role that handles it (enum eroce_resp_kind for
- * a request, enum eroce_comp_kind for a response).  Each role file owns a
+ * a request, enum eroce_match_kind for a response).  Each role file owns a
  * constant table of handlers indexed by its kind (eroce_resp_ops[] in
- * eroce_resp_exec.c, eroce_comp_ops[] in eroce_comp.c) and dispatches through
- * it, so a row of an existing kind is received with no other change; a new
- * kind is one constant here plus its handlers in that table.  The sender
+ * eroce_resp_exec.c, eroce_match_ops[] in eroce_req_match.c) and
+ * dispatches through it, so a row of an existing kind is received with no
+ * other change; a new kind is one constant here plus its handlers in that
+ * table.  The sender
  * reaches a row through the work request table below.  No function
  * pointers here: this file is also built into the userspace unit tests
  * and the fuzzer.
@@ -141,15 +142,16 @@ enum eroce_resp_kind {
 };
 
 /*
- * What the completer does with a response (struct eroce_opcode_info.comp):
- * the index of its handlers in eroce_comp.c.  NONE: not a response.
+ * How the sender matches a response to its send entries (struct
+ * eroce_opcode_info.match): the index of its handlers in
+ * eroce_req_match.c.  NONE: not a response.
  */
-enum eroce_comp_kind {
-	EROCE_COMP_NONE,
-	EROCE_COMP_ACK,		/* an ACK, RNR NAK or NAK of request PSNs */
-	EROCE_COMP_READ_RESP,	/* data of an outstanding READ */
-	EROCE_COMP_ATOMIC_ACK,	/* the result of an outstanding atomic */
-	EROCE_COMP_KINDS,
+enum eroce_match_kind {
+	EROCE_MATCH_NONE,
+	EROCE_MATCH_ACK,	/* an ACK, RNR NAK or NAK of request PSNs */
+	EROCE_MATCH_READ_RESP,	/* data of an outstanding READ */
+	EROCE_MATCH_ATOMIC_ACK,	/* the result of an outstanding atomic */
+	EROCE_MATCH_KINDS,
 };
 
 struct eroce_opcode_info {
@@ -158,7 +160,7 @@ struct eroce_opcode_info {
 	bool valid;			/* checked before anything else */
 	u8 hdr_len;			/* BTH + extension headers */
 	u8 resp;			/* enum eroce_resp_kind */
-	u8 comp;			/* enum eroce_comp_kind */
+	u8 match;			/* enum eroce_match_kind */
 	u8 offset[EROCE_HDR_NUM];	/* from the BTH; if flags has it */
 };
 

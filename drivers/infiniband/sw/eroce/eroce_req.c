@@ -8,13 +8,13 @@
  * requests, and keeps what it needs to retransmit: go-back-N from any PSN
  * (eroce_req_rewind()), driven by sequence NAKs, RNR NAKs and the
  * retransmit timer.  The retransmission policy (retries, RNR waits,
- * selective repeat, timers, RTT) lives here, behind the sender's events
- * the completer reports (eroce_req_una() and the calls after it), but for
- * one part: the completer itself asks again for a read or atomic response
- * it finds lost (eroce_req_resend_read(), eroce_req_rewind()).
- * Entries leave the SQ in order when the completer completes them
- * (eroce_req_complete_tail()), which is also when userspace sees their
- * slots free again.
+ * selective repeat, timers, RTT) lives here, behind the events the
+ * sender's matching of responses (eroce_req_match.c) reports
+ * (eroce_req_una() and the calls after it, eroce_req.h); that matching
+ * asks again for a read or atomic response it finds lost
+ * (eroce_req_resend_read(), eroce_req_rewind()).  Entries leave the SQ in
+ * order when a response retires them (eroce_req_complete_tail()), which
+ * is also when userspace sees their slots free again.
  *
  * UC sends its entries as RC does, in path-MTU packets with PSNs, but
  * nothing is acknowledged or sent again: an entry completes once its last
@@ -27,7 +27,7 @@
  * it (eroce_req_local()).
  *
  * Context: the QP's work item and the user doorbell (process context),
- * softirq for timer and completions.  Locks: qp->eng.lock (bottom halves
+ * softirq for the timer and responses.  Locks: qp->eng.lock (bottom halves
  * off) for everything here; the SQ consumer_lock and the CQ producer lock
  * nest inside it.
  */
@@ -37,13 +37,9 @@
 #include "eroce_mem.h"
 #include "eroce_opcode.h"
 #include "eroce_psn.h"
+#include "eroce_req.h"
 #include "eroce_window.h"
 #include "eroce_xmit.h"
-
-static inline struct eroce_swqe *eroce_req_swqe(struct eroce_qp *qp, u32 i)
-{
-	return &qp->eng.req.swqe[i & (qp->sq.num_slots - 1)];
-}
 
 /* entries reach these only after eroce_req_fetch() checked the opcode */
 static bool eroce_wqe_is_rd_atomic(const struct eroce_send_wqe *wqe)
@@ -157,7 +153,8 @@ void eroce_req_flush(struct eroce_qp *qp)
 	req->timer_armed = false;
 }
 
-void eroce_req_arm_timer(struct eroce_qp *qp, u64 ns)
+/* the retransmit timer fires in @ns */
+static void eroce_req_arm_timer(struct eroce_qp *qp, u64 ns)
 {
 	struct eroce_req *req = &qp->eng.req;
 
@@ -962,8 +959,8 @@ static enum ib_wc_status eroce_req_errno_status(int err)
 }
 
 /*
- * The sender's events.  The completer matches responses to SQ entries and
- * completes them; what the transport does about acknowledgments, NAKs and
+ * The sender's events.  eroce_req_match.c matches responses to SQ entries
+ * and retires them; what the transport does about acknowledgments, NAKs and
  * timeouts (which PSN is outstanding, how many retries are left, what is
  * sent again and when) is decided here, behind these calls and the
  * retransmit timer.  Context: engine lock held.
@@ -1072,12 +1069,12 @@ bool eroce_req_rnr_nak(struct eroce_qp *qp, u32 psn, u32 usec)
  * eroce_req_sq_idle() - the SQ ran dry: does the provider need to ring?
  * @qp: the QP
  *
- * While RC packets are unacknowledged, the completer looks at the
- * producer index again when their acknowledgment (or the retransmit
+ * While RC packets are unacknowledged, the matching of responses looks
+ * at the producer index again when their acknowledgment (or the retransmit
  * timer) comes, so the doorbell flag stays clear and a post goes out
  * with that ACK, without a system call.  Otherwise ask userspace for a
  * doorbell, then look once more.
- * Context: engine lock held (requester or completer).
+ * Context: engine lock held (requester or matching of responses).
  * Return: true when entries arrived while the doorbell was being armed.
  */
 static bool eroce_req_sq_idle(struct eroce_qp *qp)

@@ -333,10 +333,10 @@ static void eroce_qp_discard(struct eroce_qp *qp)
  * @rsp_size: its number of entries
  *
  * Every QP transition happens here, with the engines stopped: the caller
- * holds the engine lock, which every engine (requester, responder,
- * completer, retransmit timer, work item, doorbell) takes before it looks
- * at the QP's state, its indices or its rings, so none runs across a
- * transition or sees half of one.
+ * holds the engine lock, which every engine (requester, matching of
+ * responses, responder, retransmit timer, work item, doorbell) takes
+ * before it looks at the QP's state, its indices or its rings, so none
+ * runs across a transition or sees half of one.
  * Context: process context (modify_qp), engine lock held.
  */
 void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,

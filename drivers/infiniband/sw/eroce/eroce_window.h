@@ -5,10 +5,10 @@
  * The responder keeps the requests that arrive after a hole, in
  * EROCE_SR_WINDOW slots indexed by PSN (selective repeat, eroce_resp_sr.c);
  * the requester sends while its in-flight window allows (eroce_req.c);
- * the completer takes an ACK only for a PSN sent and not yet
+ * the sender takes an ACK only for a PSN sent and not yet
  * acknowledged, and places a read's responses that arrive early in a
  * bitmap of the EROCE_RD_OOO_BITS PSNs after the one it waits for
- * (eroce_comp.c).  The engines own the state and act on the answers; the
+ * (eroce_req_match.c).  The engines own the state and act on the answers; the
  * answers are here so that the unit tests and the fuzzer
  * (tests/unit/fuzz_recv.c) run the very code the module does.  Pure
  * code: no state, no locks, any context.
@@ -106,7 +106,7 @@ static inline bool eroce_ack_psn_valid(u32 psn, u32 una, u32 max_psn)
  */
 #define EROCE_RD_OOO_BITS	64
 
-/* what the completer does with a response of the read it matched */
+/* what the sender does with a response of the read it matched */
 enum eroce_rd_resp {
 	EROCE_RD_RESP_DUP,	/* placed before: nothing to do */
 	EROCE_RD_RESP_NEXT,	/* the one waited for: place it, move on */
