@@ -19,7 +19,9 @@
 #             eroce2 (ns2/veth2 198.18.0.2) through the packaged provider,
 #             ibv_rc_pingpong; the installed man pages pass man -l and
 #             lexgrog, and eroce(4) and eroce.conf(5) name every tuning/
-#             file a device has
+#             file a device has; /usr/sbin/eroce is the package's, and
+#             `eroce doctor --json` prints valid JSON that finds the
+#             module loaded
 #   persist   systemd-udevd runs the packaged udev rule: /etc/eroce.conf
 #             with good and bad lines; creating the netdevs creates and
 #             tunes their devices, bad lines are reported (stderr, syslog)
@@ -79,8 +81,8 @@ CONF_EDIT="# edited by the administrator of release $PREV_VERSION"
 RT_KVER=${KVER%-amd64}-rt-amd64
 [ -e "/lib/modules/$RT_KVER/build/Makefile" ] || RT_KVER=
 UPGRADE=${EROCE_PKG_UPGRADE:-1}
-PLAN=41
-[ "$UPGRADE" = 1 ] || PLAN=37
+PLAN=44
+[ "$UPGRADE" = 1 ] || PLAN=40
 UDEVD_PID=
 SYSLOGD_PID=
 
@@ -285,6 +287,22 @@ knobs_documented() {
 	[ -n "${k:-}" ] && [ "$bad" = 0 ]
 }
 
+# doctor_json: eroce doctor --json exits 0 or 1 (not a usage error),
+# prints a JSON array of checks, and its module check is ok
+doctor_json() {
+	local out rc=0
+	out=$(eroce doctor --json 2>&1) || rc=$?
+	echo "exit $rc"
+	[ "$rc" = 0 ] || [ "$rc" = 1 ] || { echo "$out"; return 1; }
+	python3 -c 'import json, sys
+checks = json.load(sys.stdin)
+for c in checks:
+    if c["verdict"] != "ok":
+        print(c["verdict"], c["id"], c["summary"])
+assert all(set(c) == {"id", "verdict", "summary", "evidence", "fix"} for c in checks)
+assert [c["verdict"] for c in checks if c["id"] == "module"] == ["ok"]' <<<"$out"
+}
+
 test_use() {
 	require eroce_links_setup
 	pair_gids
@@ -296,6 +314,11 @@ test_use() {
 	ktap_check man_eroce_4 man_ok eroce.4
 	ktap_check man_eroce_conf_5 man_ok eroce.conf.5
 	ktap_check man_eroce_config_8 man_ok eroce-config.8
+	ktap_check man_eroce_8 man_ok eroce.8
+	ktap_check eroce_from_package \
+		eval 'dpkg -S /usr/sbin/eroce | grep -q "^eroce-tools: /usr/sbin/eroce$" &&
+			test -x /usr/sbin/eroce'
+	ktap_check doctor_json_module_loaded doctor_json
 	ktap_check man_pages_name_every_knob knobs_documented
 	rdma link del eroce1
 	rdma link del eroce2
