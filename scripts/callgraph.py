@@ -10,13 +10,27 @@
 # strongly connected component of more than one file, and its smallest
 # cycle through each member); --check exits 1 when there is a circle,
 # --symbols names the symbols behind each edge.
-# Default objects: drivers/infiniband/sw/eroce/eroce_*.o (build first).
-import glob
+# Default objects: those of the module's Kbuild (eroce-y, and eroce-$(...)
+# where built) in drivers/infiniband/sw/eroce (build first): an object a
+# renamed or deleted file left behind is not the module's.
 import os
+import re
 import subprocess
 import sys
 
-DEFAULT = 'drivers/infiniband/sw/eroce/eroce_*.o'
+MODDIR = 'drivers/infiniband/sw/eroce'
+
+
+def module_objects():
+    """the objects Kbuild links into eroce.ko that exist"""
+    with open(os.path.join(MODDIR, 'Kbuild')) as f:
+        text = f.read().replace('\\\n', ' ')
+    objs = []
+    for line in text.splitlines():
+        if re.match(r'\s*eroce-(y|\$\(\w+\))\s*[:+]?=', line):
+            objs += re.findall(r'\b(eroce_\w+\.o)\b', line)
+    return [os.path.join(MODDIR, o) for o in objs
+            if os.path.exists(os.path.join(MODDIR, o))]
 
 
 def symbols(obj):
@@ -113,7 +127,7 @@ def main():
     check = '--check' in args
     syms = '--symbols' in args
     objs = [a for a in args if not a.startswith('--')] or \
-        sorted(glob.glob(DEFAULT))
+        sorted(module_objects())
     objs = [o for o in objs if not o.endswith('.mod.o')]
     if not objs:
         print('callgraph: no object files (build the module first)',
