@@ -226,7 +226,7 @@ loaded_since_boot() {
 # (teardown paths leak too).  Every RDMA device must be gone within a
 # bound and every module the script loaded must unload.
 reset_guest() {
-	local f v i l m left pass secs=$((10 * ${EROCE_TIMEOUT_MULT:-1}))
+	local f v i l left now pass secs=$((10 * ${EROCE_TIMEOUT_MULT:-1}))
 	local t=$SECONDS
 
 	RESET_STEPS=
@@ -277,15 +277,15 @@ reset_guest() {
 	# first), one rmmod for all of them, which goes on past those still
 	# in use: passes until the dependencies are gone; a module without
 	# an exit function stays ([permanent])
-	for ((pass = 0; pass < secs * 5; pass++)); do
-		left=$(loaded_since_boot)
-		[ -z "$left" ] && break
+	left=$(loaded_since_boot)
+	for ((pass = 0; pass < secs * 5 && ${#left} > 0; pass++)); do
 		# shellcheck disable=SC2086  # one argument per module
 		rmmod $left 2>/dev/null
+		now=$(loaded_since_boot)
 		# none went: a user (a dying namespace) still holds them
-		[ "$(loaded_since_boot)" = "$left" ] && sleep 0.2
+		[ "$now" = "$left" ] && sleep 0.2
+		left=$now
 	done
-	left=$(loaded_since_boot)
 	[ -z "$left" ] || reset_note "modules that would not unload:$left"
 	RESET_STEPS+="modules $((SECONDS - t)) s"
 }
