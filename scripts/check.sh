@@ -12,8 +12,9 @@
 #           packaging warning fails the stage
 #   unit    `make unit` (tests/unit, closing "N passed, N failed" line)
 #   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise),
-#           EROCE_VM_GROUP of them (default 8) per guest, EROCE_VM_JOBS
-#           guests (default 1) at once, packaging.sh last
+#           EROCE_VM_GROUP of them (default 5) per guest, EROCE_VM_JOBS
+#           guests (default 2) at once, each with EROCE_VM_CPUS virtual
+#           CPUs (default 1; a script may ask for more), packaging.sh last
 #   lab     selftests/run_lab.sh selftests/lab/*.sh (two guests joined by
 #           virtio-net on taps through a bridge; closing line likewise)
 # The counts of all stages are summed; the last line of the output is
@@ -83,8 +84,9 @@ stage_vm() {
 		count 0 1
 		return
 	fi
-	"$ROOT/selftests/run_vm.sh" --group "${EROCE_VM_GROUP:-8}" \
-		--jobs "${EROCE_VM_JOBS:-1}" --env EROCE_PKG_UPGRADE=0 \
+	"$ROOT/selftests/run_vm.sh" --group "${EROCE_VM_GROUP:-5}" \
+		--jobs "${EROCE_VM_JOBS:-2}" --cpus "${EROCE_VM_CPUS:-1}" \
+		--env EROCE_PKG_UPGRADE=0 --env EROCE_PKG_RT=0 \
 		"${tests[@]}" 2>&1 |
 		tee "$LOG/vm.log" || rc=$?
 	summed vm "$LOG/vm.log" $rc

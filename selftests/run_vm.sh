@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# run_vm.sh [--show] [--timeout SECS] [--group N] [--jobs N] [--kver KVER]
+# run_vm.sh [--show] [--timeout SECS] [--group N] [--jobs N] [--cpus N] [--kver KVER]
 #           [--kernel DIR [--module KO]] [--env NAME=VALUE]... TEST.sh...
 #
 # Runs each test script in its own QEMU guest (TCG, no network device) that
@@ -27,6 +27,9 @@
 # --jobs N (or EROCE_VM_JOBS=N) runs up to N guests at once (default 1;
 # not with --show); the results are printed in the order of the scripts
 # all the same, each guest's once it and those before it have ended.
+# --cpus N (or EROCE_VM_CPUS=N) gives each guest N virtual CPUs (default
+# 2); a script that needs more says so with a "# vm-cpus: N" line among
+# its first 20 lines, and its guest gets the most any of its scripts asks.
 #
 # --kernel DIR (or EROCE_VM_KERNEL=DIR) boots instead the debug kernel that
 # selftests/vm/build-debug-kernel.sh built in DIR, with its own modules, and
@@ -68,6 +71,8 @@ TIMEOUT=300
 TIMEOUT_SET=0
 T=300			# timeout of the guest being run (its tests' sum)
 GROUP=${EROCE_VM_GROUP:-1}
+CPUS=${EROCE_VM_CPUS:-2}
+GUEST_CPUS=2		# virtual CPUs of the guest being run
 JOBS=${EROCE_VM_JOBS:-1}
 KVER=${KVER:-}
 KERNEL_DIR=${EROCE_VM_KERNEL:-}
@@ -79,7 +84,7 @@ FAILED=0
 SKIPPED=0
 
 usage() {
-	echo "usage: $0 [--show] [--timeout SECS] [--group N] [--jobs N] [--kver KVER] [--kernel DIR [--module KO]] [--env NAME=VALUE]... TEST.sh..." >&2
+	echo "usage: $0 [--show] [--timeout SECS] [--group N] [--jobs N] [--cpus N] [--kver KVER] [--kernel DIR [--module KO]] [--env NAME=VALUE]... TEST.sh..." >&2
 	exit 2
 }
 
@@ -90,6 +95,7 @@ parse_args() {
 		--timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; TIMEOUT_SET=1; shift ;;
 		--group) [ $# -ge 2 ] || usage; GROUP=$2; shift ;;
 		--jobs) [ $# -ge 2 ] || usage; JOBS=$2; shift ;;
+		--cpus) [ $# -ge 2 ] || usage; CPUS=$2; shift ;;
 		--kver) [ $# -ge 2 ] || usage; KVER=$2; shift ;;
 		--kernel) [ $# -ge 2 ] || usage; KERNEL_DIR=$2; shift ;;
 		--module) [ $# -ge 2 ] || usage; MODULE=$2; MODULE_ARG=1; shift ;;
@@ -107,6 +113,7 @@ parse_args() {
 	case "$TIMEOUT" in ''|*[!0-9]*) usage ;; esac
 	case "$GROUP" in ''|*[!0-9]*|0) usage ;; esac
 	case "$JOBS" in ''|*[!0-9]*|0) usage ;; esac
+	case "$CPUS" in ''|*[!0-9]*|0) usage ;; esac
 	# live output of several guests at once would interleave
 	[ $SHOW = 0 ] || JOBS=1
 	TESTS=("$@")
@@ -216,7 +223,7 @@ run_qemu() {
 	# no interrupt; the BIOS's PIRQ table routes them instead
 	[ $DEBUG = 1 ] && debug=" panic_on_warn=1 acpi=noirq"
 	timeout -k 5 "$limit" qemu-system-x86_64 \
-		-accel tcg -cpu qemu64 -smp 2 -m 2G \
+		-accel tcg -cpu qemu64 -smp "$GUEST_CPUS" -m 2G \
 		-nodefaults -no-user-config -nic none -display none -no-reboot \
 		-serial "file:$dir/console.log" "${show[@]}" \
 		-pidfile "$dir/qemu.pid" \
@@ -394,14 +401,24 @@ test_timeout() {
 	echo "${t:-$TIMEOUT}"
 }
 
+# test_cpus TEST: the script's "# vm-cpus: N", else the default
+test_cpus() {
+	local c
+	c=$(sed -n '1,20s/^# vm-cpus: *\([0-9][0-9]*\) *$/\1/p' "$1" | head -n 1)
+	echo "${c:-$CPUS}"
+}
+
 # run_group N TEST...: one guest for the tests, numbered from N; a KTAP
 # subtest and a result line for each
 run_group() {
-	local n=$1 dir qrc=0 reason start i=0 t name bad=0 secs; shift
+	local n=$1 dir qrc=0 reason start i=0 t name bad=0 secs c; shift
 
 	T=0
+	GUEST_CPUS=$CPUS
 	for t in "$@"; do
 		T=$((T + $(test_timeout "$t")))
+		c=$(test_cpus "$t")
+		[ "$c" -le "$GUEST_CPUS" ] || GUEST_CPUS=$c
 	done
 	name=$(test_name "$1")
 	[ $# = 1 ] || name+="+$(($# - 1))"

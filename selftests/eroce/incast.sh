@@ -3,13 +3,13 @@
 # vm-timeout: 900
 #
 # incast.sh: a cabinet's incast (issue 12 item 4): INCAST_SENDERS eroce
-# senders (default 16), each in its namespace, through one bridge into
+# senders (default 8), each in its namespace, through one bridge into
 # one receiver behind an ECN-marking bottleneck, as cameras into an
 # aggregation box.
 #
 #   nsS1: s1 198.18.40.11 (eroceS1) --+
 #   ...                               +-- nsW (bridge br0) --- nsD: d 198.18.40.2 (eroceD)
-#   nsS16: s16 198.18.40.26 --------- +        bottleneck on wd, the port to nsD
+#   nsS8: s8 198.18.40.18 ----------- +        bottleneck on wd, the port to nsD
 #
 # The bridge's port towards nsD is the bottleneck: tbf 20 Mb/s with a
 # RED child that marks ECN-capable packets CE above 15 KB of average
@@ -40,7 +40,7 @@ set -u -o pipefail
 . "$(dirname "$0")/../lib_rdma.sh"
 
 TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
-N=${INCAST_SENDERS:-16}
+N=${INCAST_SENDERS:-8}
 BYTES=${INCAST_BYTES:-$(debug_scaled 2M 4)}
 NSW=eroce-nsw
 NSD=eroce-nsd
@@ -94,7 +94,7 @@ setup() {
 
 # knobs CC: every device ECN capable with cc CC, selective repeat, and a
 # retransmit timer that backs off (rto_backoff 2): with the QP's 67 ms
-# alone, a host that leaves one of 16 flows unscheduled for half a second
+# alone, a host that leaves one of N flows unscheduled for half a second
 # runs it out of its 7 retries, congestion control or not (seen on a
 # loaded build machine); backing off, the 7 span 8.5 s
 knobs() {

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # vm-timeout: 500
+# vm-cpus: 2
 #
 # lifetimes.sh: what a peer or a racing engine must not be able to do to
 # local objects (Documentation/design.rst "QP state and the engines",
