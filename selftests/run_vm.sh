@@ -30,6 +30,7 @@
 # --cpus N (or EROCE_VM_CPUS=N) gives each guest N virtual CPUs (default
 # 2); a script that needs more says so with a "# vm-cpus: N" line among
 # its first 20 lines, and its guest gets the most any of its scripts asks.
+# With --jobs, such a script gets a guest of its own that runs alone.
 #
 # --kernel DIR (or EROCE_VM_KERNEL=DIR) boots instead the debug kernel that
 # selftests/vm/build-debug-kernel.sh built in DIR, with its own modules, and
@@ -477,15 +478,30 @@ run_group() {
 # them in order, as far as the groups before have ended.
 JOBDIR=
 PENDING=()	# first test numbers of the groups started, not yet printed
-RUNNING=0
+SLOTS=()	# "PID SLOTS" of each group running in the background
 
-# start_group N TEST...: run_group in the background
+# slots_used: the job slots of the groups still running
+slots_used() {
+	local e used=0 running
+
+	running=" $(jobs -pr | tr '\n' ' ') "
+	for e in "${SLOTS[@]}"; do
+		[[ "$running" != *" ${e% *} "* ]] || used=$((used + ${e#* }))
+	done
+	echo "$used"
+}
+
+# start_group N TEST...: run_group in the background.  A guest with more
+# virtual CPUs than --cpus (a script's "vm-cpus") takes every job slot:
+# it runs alone, as its timing needs the CPUs it asked for
 start_group() {
-	local n=$1
+	local n=$1 t need=1
 
-	while [ "$RUNNING" -ge "$JOBS" ]; do
+	for t in "${@:2}"; do
+		[ "$(test_cpus "$t")" -le "$CPUS" ] || need=$JOBS
+	done
+	while [ $(($(slots_used) + need)) -gt "$JOBS" ]; do
 		wait -n || true
-		RUNNING=$((RUNNING - 1))
 		flush
 	done
 	# shellcheck disable=SC2030  # the group's own counts, in a file
@@ -496,7 +512,7 @@ start_group() {
 		mv "$JOBDIR/$n.counts.tmp" "$JOBDIR/$n.counts"
 	) &
 	PENDING+=("$n")
-	RUNNING=$((RUNNING + 1))
+	SLOTS+=("$! $need")
 }
 
 # flush: print the groups that ended, in order, up to the first still
@@ -566,6 +582,14 @@ main() {
 			[ ${#group[@]} = 0 ] || run_or_start "$first" "${group[@]}"
 			group=()
 			missing "$n" "$t"
+			continue
+		fi
+		# a script that needs more CPUs than the others gets its own
+		# guest, which runs alone (start_group)
+		if [ "$JOBS" != 1 ] && [ "$(test_cpus "$abs")" -gt "$CPUS" ]; then
+			[ ${#group[@]} = 0 ] || run_or_start "$first" "${group[@]}"
+			group=()
+			run_or_start "$n" "$abs"
 			continue
 		fi
 		[ ${#group[@]} != 0 ] || first=$n
