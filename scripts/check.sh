@@ -14,7 +14,8 @@
 #   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise),
 #           EROCE_VM_GROUP of them (default 5) per guest, EROCE_VM_JOBS
 #           guests (default 2) at once, each with EROCE_VM_CPUS virtual
-#           CPUs (default 1; a script may ask for more), packaging.sh last
+#           CPUs (default 1; a script may ask for more), packaging.sh
+#           first, in a guest of its own
 #   lab     selftests/run_lab.sh selftests/lab/*.sh (two guests joined by
 #           virtio-net on taps through a bridge; closing line likewise)
 # The counts of all stages are summed; the last line of the output is
@@ -67,12 +68,14 @@ stage_unit() {
 stage_vm() {
 	local rc=0 t tests=()
 
-	# packaging.sh last: what it installs in its guest stays there
+	# packaging.sh, the longest, first: it has a guest of its own
+	# ("vm-guest: own": what it installs stays there), beside which the
+	# others' guests run
+	[ ! -f "$ROOT/selftests/eroce/packaging.sh" ] ||
+		tests+=("$ROOT/selftests/eroce/packaging.sh")
 	for t in "$ROOT"/selftests/eroce/*.sh; do
 		[ "${t##*/}" = packaging.sh ] || tests+=("$t")
 	done
-	[ ! -f "$ROOT/selftests/eroce/packaging.sh" ] ||
-		tests+=("$ROOT/selftests/eroce/packaging.sh")
 
 	if [ "$BUILD_OK" != 1 ]; then
 		say "vm: FAILED (not run: the build failed, the module may be stale)"

@@ -31,6 +31,8 @@
 # 2); a script that needs more says so with a "# vm-cpus: N" line among
 # its first 20 lines, and its guest gets the most any of its scripts asks.
 # With --jobs, such a script gets a guest of its own that runs alone.
+# A script whose guest no other script may share (it leaves what it
+# installed there) says "# vm-guest: own": it is never grouped.
 #
 # --kernel DIR (or EROCE_VM_KERNEL=DIR) boots instead the debug kernel that
 # selftests/vm/build-debug-kernel.sh built in DIR, with its own modules, and
@@ -409,6 +411,12 @@ test_cpus() {
 	echo "${c:-$CPUS}"
 }
 
+# own_guest TEST: the script asks for a guest of its own ("# vm-guest:
+# own" among its first 20 lines)
+own_guest() {
+	sed -n '1,20p' "$1" | grep -qx '# vm-guest: *own'
+}
+
 # run_group N TEST...: one guest for the tests, numbered from N; a KTAP
 # subtest and a result line for each
 run_group() {
@@ -585,8 +593,10 @@ main() {
 			continue
 		fi
 		# a script that needs more CPUs than the others gets its own
-		# guest, which runs alone (start_group)
-		if [ "$JOBS" != 1 ] && [ "$(test_cpus "$abs")" -gt "$CPUS" ]; then
+		# guest, which runs alone (start_group); so does one that asks
+		# for a guest of its own
+		if { [ "$JOBS" != 1 ] && [ "$(test_cpus "$abs")" -gt "$CPUS" ]; } ||
+			own_guest "$abs"; then
 			[ ${#group[@]} = 0 ] || run_or_start "$first" "${group[@]}"
 			group=()
 			run_or_start "$n" "$abs"

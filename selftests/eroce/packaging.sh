@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # vm-timeout: 1200
+# vm-guest: own
 #
 # packaging.sh: the Debian packages of `make deb` (out/deb/*.deb) on the
 # guest's root, as an administrator would use them.
