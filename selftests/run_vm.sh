@@ -394,11 +394,16 @@ test_name() {
 	echo "${t%.sh}"
 }
 
+# vm_header TEST NAME VALUE: the script's "# vm-NAME: VALUE" line among
+# its first 20 lines, VALUE a sed pattern; prints the value found, if any
+vm_header() {
+	sed -n "1,20s/^# vm-$2: *\($3\) *\$/\1/p" "$1" | head -n 1
+}
+
 # test_timeout TEST: the script's "# vm-timeout: SECS", else the default
 test_timeout() {
 	local t=''
-	[ "$TIMEOUT_SET" = 1 ] ||
-		t=$(sed -n '1,20s/^# vm-timeout: *\([0-9][0-9]*\) *$/\1/p' "$1" | head -n 1)
+	[ "$TIMEOUT_SET" = 1 ] || t=$(vm_header "$1" timeout '[0-9][0-9]*')
 	# the multiplier of the debug kernel applies to all but --timeout
 	[ "$TIMEOUT_SET" = 1 ] || t=$(( ${t:-$TIMEOUT} * MULT ))
 	echo "${t:-$TIMEOUT}"
@@ -407,14 +412,18 @@ test_timeout() {
 # test_cpus TEST: the script's "# vm-cpus: N", else the default
 test_cpus() {
 	local c
-	c=$(sed -n '1,20s/^# vm-cpus: *\([0-9][0-9]*\) *$/\1/p' "$1" | head -n 1)
+	c=$(vm_header "$1" cpus '[0-9][0-9]*')
 	echo "${c:-$CPUS}"
 }
 
-# own_guest TEST: the script asks for a guest of its own ("# vm-guest:
-# own" among its first 20 lines)
+# more_cpus TEST: the script asks for more virtual CPUs than --cpus
+more_cpus() {
+	[ "$(test_cpus "$1")" -gt "$CPUS" ]
+}
+
+# own_guest TEST: the script asks for a guest of its own ("# vm-guest: own")
 own_guest() {
-	sed -n '1,20p' "$1" | grep -qx '# vm-guest: *own'
+	[ -n "$(vm_header "$1" guest own)" ]
 }
 
 # run_group N TEST...: one guest for the tests, numbered from N; a KTAP
@@ -506,7 +515,7 @@ start_group() {
 	local n=$1 t need=1
 
 	for t in "${@:2}"; do
-		[ "$(test_cpus "$t")" -le "$CPUS" ] || need=$JOBS
+		! more_cpus "$t" || need=$JOBS
 	done
 	while [ $(($(slots_used) + need)) -gt "$JOBS" ]; do
 		wait -n || true
@@ -595,8 +604,7 @@ main() {
 		# a script that needs more CPUs than the others gets its own
 		# guest, which runs alone (start_group); so does one that asks
 		# for a guest of its own
-		if { [ "$JOBS" != 1 ] && [ "$(test_cpus "$abs")" -gt "$CPUS" ]; } ||
-			own_guest "$abs"; then
+		if { [ "$JOBS" != 1 ] && more_cpus "$abs"; } || own_guest "$abs"; then
 			[ ${#group[@]} = 0 ] || run_or_start "$first" "${group[@]}"
 			group=()
 			run_or_start "$n" "$abs"
