@@ -141,6 +141,7 @@ main() {
 		say "modules, tools, vm: not run (no debug kernel)"
 	fi
 	say "$((SECONDS - start)) s in all"
+	failures
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ "$FAILED" = 0 ]
 }

@@ -126,6 +126,7 @@ main() {
 	timed "VM tests" stage_vm
 	timed "two-host lab" stage_lab
 	say "all stages: $SECONDS s"
+	failures
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	[ "$FAILED" = 0 ]
 }

@@ -14,10 +14,14 @@
 #                      add the closing "N passed, N failed[, N skipped]"
 #                      line of a stage's LOG; exit status RC with no
 #                      failure counted, or no such line, is a failure
+#   failures           the failed steps and "not ok" lines gathered so
+#                      far, one "# NAME: failed: ..." line each, for the
+#                      end of the output where CI's excerpt shows them
 
 PASSED=0
 FAILED=0
 SKIPPED=0
+FAILURES=()
 
 say() { echo "# $CHECK_NAME: $*"; }
 
@@ -38,11 +42,13 @@ one_step() {
 	fi
 	if [ $rc != 0 ]; then
 		say "$name: FAILED (exit status $rc, log ${log#"$ROOT"/}):"
+		FAILURES+=("$name (exit status $rc)")
 		grep -E 'error:|Error [0-9]|build-debug-kernel:' "$log" | head -n 10 | sed 's/^/#   /'
 		count 0 1
 		return 1
 	elif grep -Eiq '(^|[^a-z])warning:' "$log"; then
 		say "$name: FAILED (warnings):"
+		FAILURES+=("$name (warnings)")
 		grep -Ei '(^|[^a-z])warning:' "$log" | sed 's/^/#   /'
 		count 0 1
 		return 1
@@ -65,8 +71,31 @@ summed() {
 		fi
 		count "$p" "$f" "$s"
 		say "$stage: $p passed, $f failed, $s skipped"
+		[ "$f" = 0 ] || not_ok_lines "$stage" "$log"
 	else
 		say "$stage: FAILED (exit status $rc, no 'N passed, N failed[, N skipped]' line)"
+		FAILURES+=("$stage: no summary line (exit status $rc)")
 		count 0 1
 	fi
+}
+
+# not_ok_lines STAGE LOG: the KTAP "not ok" lines of LOG, innermost
+# first as they appear, at most 20, into FAILURES
+not_ok_lines() {
+	local line n=0
+
+	while IFS= read -r line; do
+		FAILURES+=("$1: ${line#"${line%%[! ]*}"}")
+		n=$((n + 1))
+		[ $n -lt 20 ] || break
+	done < <(grep -E '^ *not ok ' "$2")
+	[ $n != 0 ] || FAILURES+=("$1: a failure without a 'not ok' line, see ${2#"$ROOT"/}")
+}
+
+failures() {
+	local f
+
+	for f in "${FAILURES[@]}"; do
+		say "failed: $f"
+	done
 }
