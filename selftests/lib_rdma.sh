@@ -270,13 +270,17 @@ srv_cli_once() {
 
 # srv_cli_diag: what went wrong on each side, as KTAP diagnostics: the
 # error lines (perftest prints them to unbuffered stderr, so they may sit
-# anywhere in the output) and the last lines
+# anywhere in the output), the frames of a backtrace a crash handler
+# printed ("lib.so(func+0x1f)[0x7f...]": libpsm2 and libinfinipath, which
+# libfabric loads, install one) and the last lines
 srv_cli_diag() {
 	local side out rc
 	for side in server client; do
 		if [ $side = server ]; then out=$SRV_OUT rc=$SRV_RC; else out=$CLI_OUT rc=$CLI_RC; fi
 		ktap_diag "$side rc=$rc$([ "$rc" = 124 ] && echo ' (timed out)'):"
-		ktap_diag "$( { grep -iE 'err|fail|couldn|unable|cannot|mismatch|timeout|invalid|not ' <<<"$out" | grep -v 'Device not recognized to implement inline' | head -n 8; tail -n 3 <<<"$out"; } | sed 's/^[[:space:]]*//')"
+		ktap_diag "$( { grep -iE 'err|fail|couldn|unable|cannot|mismatch|timeout|invalid|not |signal|segment|abort' <<<"$out" | grep -v 'Device not recognized to implement inline' | head -n 8
+			grep -E '\(.*\+0x[0-9a-f]+\) ?\[0x[0-9a-f]+\]' <<<"$out" | head -n 16
+			tail -n 3 <<<"$out"; } | sed 's/^[[:space:]]*//' | awk '!seen[$0]++')"
 	done
 }
 

@@ -21,18 +21,46 @@ set -u -o pipefail
 # shellcheck source=../lib_rdma.sh
 . "$(dirname "$0")/../lib_rdma.sh"
 
-# shellcheck disable=SC2034  # read by ktap_srv_cli (lib_rdma.sh)
 SC_T=180
-# shellcheck disable=SC2034  # read by ktap_srv_cli (lib_rdma.sh)
 SC_OPTS=(-p 47592)
 N=$(debug_scaled 100 10)
 
-# pingpong NAME PROVIDER EP_TYPE: fi_pingpong -c between the namespaces
+# crashed_after_checked_run: the server died of a signal (libpsm2's and
+# libinfinipath's handlers print "terminated with signal N" and exit 1)
+# after both ends had printed the 1 MiB row of a run whose every buffer
+# fi_pingpong -c checked, and the client exited 0
+crashed_after_checked_run() {
+	[ "$CLI_RC" = 0 ] && [ "$SRV_RC" != 0 ] &&
+		grep -q 'terminated with signal' <<<"$SRV_OUT" &&
+		out_has "^1m +$N +=$N "
+}
+
+# pingpong NAME PROVIDER EP_TYPE: fi_pingpong -c between the namespaces.
+# libfabric 1.17's ofi_rxm server sometimes segfaults in its own
+# teardown, inside libfabric.so, once the run is over and checked (seen
+# once in about 20 runs; ofiwg/libfabric issue 11828 describes a crash
+# in rxm's connection close): that run is said, with the crash's
+# backtrace, and run once more; a second crash fails
 pingpong() {
-	stat_snap eroce1 "$RDMA_TMP/fi1"
-	ktap_srv_cli "$1" "out_has '^1m +$N +=$N ' && stat_moved eroce1 $RDMA_TMP/fi1 tx_packets" \
-		env FI_VERBS_IFACE=veth2 fi_pingpong -p "$2" -e "$3" -I "$N" -c -- \
-		env FI_VERBS_IFACE=veth1 fi_pingpong -p "$2" -e "$3" -I "$N" -c 198.18.0.2
+	local check="out_has '^1m +$N +=$N ' && stat_moved eroce1 $RDMA_TMP/fi1 tx_packets"
+	local try
+	local -a cmd=(env FI_VERBS_IFACE=veth2 fi_pingpong -p "$2" -e "$3" -I "$N" -c --
+		env FI_VERBS_IFACE=veth1 fi_pingpong -p "$2" -e "$3" -I "$N" -c 198.18.0.2)
+
+	for try in 1 2; do
+		stat_snap eroce1 "$RDMA_TMP/fi1"
+		if srv_cli "${SC_OPTS[@]}" "$SC_T" "$NS2" "$NS1" "${cmd[@]}" &&
+			eval "$check"; then
+			ktap_ok "$1"
+			return
+		fi
+		srv_cli_diag
+		if [ "$try" = 2 ] || ! crashed_after_checked_run; then
+			break
+		fi
+		ktap_diag "$1: the server crashed in libfabric after a checked run: once more"
+	done
+	ktap_fail "$1" "server rc=$SRV_RC client rc=$CLI_RC check: $check"
 }
 
 ktap_plan 4
