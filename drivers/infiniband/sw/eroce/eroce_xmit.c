@@ -25,13 +25,19 @@
  * until a work item hands it to eroce_recv_looped(), as if it had come in
  * on the sending netdev.
  *
- * UDP checksums: a packet sent on its own carries zero, over IPv4 and
- * IPv6 alike, as RoCEv2 allows.  A batch is CHECKSUM_PARTIAL with the
- * pseudo-header sum in its UDP header, so segmentation (the stack's or a
- * NIC's) puts a full UDP checksum in each packet that leaves the host; a
- * batch that stays on it (a veth into another namespace) arrives still
- * CHECKSUM_PARTIAL, which the receiver takes as verified.  The ICRC
- * protects the payload either way.
+ * UDP checksums: every packet that leaves the host carries a full one
+ * (RoCEv2 allows zero too; the ICRC masks it).  A batch is
+ * CHECKSUM_PARTIAL with the pseudo-header sum in its UDP header, so
+ * segmentation (the stack's or a NIC's) puts a checksum in each of its
+ * packets, and __udp_gso_segment() insists on it; a packet sent on its
+ * own gets one the same way (udp_set_csum(), the NIC's checksum offload
+ * or the stack's software fallback).  The receiver's UDP GRO takes a
+ * packet into the same flow as the ones held only if their checksums are
+ * both zero or both not (udp_gro_receive()): a QP whose single packets
+ * carried none would split into two flows there, whose batches complete
+ * out of order.  A batch that stays on the host (a veth into another
+ * namespace) arrives still CHECKSUM_PARTIAL, which the receiver takes as
+ * verified.  Packets looped back by eroce_recv_looped() carry none.
  *
  * Context: process context or softirq, bottom halves off.  Locks: none
  * for eroce_pkt_xmit(); eroce_qp_xmit() and eroce_qp_route_forget() run
@@ -416,6 +422,8 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 						     fl4.saddr, fl4.daddr, 0);
 	} else {
 		__skb_unlink(head, pkts);
+		udp_set_csum(false, head, fl4.saddr, fl4.daddr,
+			     head->len - skb_transport_offset(head));
 	}
 
 	memset(IPCB(head), 0, sizeof(*IPCB(head)));
@@ -505,6 +513,8 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 						     &fl6.saddr, &fl6.daddr, 0);
 	} else {
 		__skb_unlink(head, pkts);
+		udp6_set_csum(false, head, &fl6.saddr, &fl6.daddr,
+			      head->len - skb_transport_offset(head));
 	}
 
 	memset(IP6CB(head), 0, sizeof(*IP6CB(head)));
