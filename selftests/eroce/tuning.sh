@@ -67,11 +67,11 @@ TOS_BW_N=$(perftest_iters 20)
 STALL_N=$(debug_scaled 5)
 PCAP=$RDMA_TMP/tuning.pcap
 DECODED=$RDMA_TMP/tuning.txt
-KNOBS="min_rto_us max_rto_us rto_backoff adaptive_rto loss_recovery max_inflight_pkts default_tclass priority_tag vlan_egress_map max_rate_mbps cc cnp_interval_us ecn tx_batch profile"
+KNOBS="min_rto_us max_rto_us rto_backoff adaptive_rto loss_recovery max_inflight_pkts default_tclass priority_tag vlan_egress_map max_rate_mbps cc cnp_interval_us ecn tx_batch gro_batch profile"
 # the values of the profiles, in the order knobs() reads them
 # (eroce_tuning.c: eroce_tuning_profile()); the knobs no profile sets
 # (default_tclass, priority_tag, vlan_egress_map, max_rate_mbps,
-# cnp_interval_us, tx_batch) have their
+# cnp_interval_us, tx_batch, gro_batch) have their
 # defaults in test_defaults
 DEFAULTS="0 0 1 0 gbn 64 0 none default"
 LOSSY_EDGE="1000 1000000 2 1 tlp 32 1 dcqcn lossy-edge"
@@ -129,7 +129,7 @@ knobs_are() {
 test_defaults() {
 	local k want got fails='' i=0
 	local -a v
-	declare -A def=([default_tclass]=0 [priority_tag]=0 [vlan_egress_map]=0 [max_rate_mbps]=0 [cnp_interval_us]=50 [tx_batch]=1)
+	declare -A def=([default_tclass]=0 [priority_tag]=0 [vlan_egress_map]=0 [max_rate_mbps]=0 [cnp_interval_us]=50 [tx_batch]=1 [gro_batch]=64)
 
 	read -ra v <<<"$DEFAULTS"
 	for k in min_rto_us max_rto_us rto_backoff adaptive_rto loss_recovery max_inflight_pkts ecn cc profile; do
@@ -158,7 +158,7 @@ test_defaults() {
 		"eroce2:$fails"
 	# exactly these files, owner-writable
 	got=$(cd "$T1" && stat -c '%n %a' -- * | sort | tr '\n' ' ')
-	want="adaptive_rto 644 cc 644 cnp_interval_us 644 dcqcn 755 default_tclass 644 ecn 644 loss_recovery 644 max_inflight_pkts 644 max_rate_mbps 644 max_rto_us 644 min_rto_us 644 priority_tag 644 profile 644 rto_backoff 644 tx_batch 644 vlan_egress_map 644 "
+	want="adaptive_rto 644 cc 644 cnp_interval_us 644 dcqcn 755 default_tclass 644 ecn 644 gro_batch 644 loss_recovery 644 max_inflight_pkts 644 max_rate_mbps 644 max_rto_us 644 min_rto_us 644 priority_tag 644 profile 644 rto_backoff 644 tx_batch 644 vlan_egress_map 644 "
 	ktap_result tuning_files_and_modes "$([ "$got" = "$want" ]; echo $?)" \
 		"got '$got'"
 }
@@ -203,6 +203,7 @@ test_validation() {
 	rejects priority_tag 2 -1 abc ""
 	rejects vlan_egress_map 2 -1 abc ""
 	rejects tx_batch 2 -1 abc ""
+	rejects gro_batch 65 -1 abc ""
 	rejects adaptive_rto 2 -1 abc ""
 	rejects loss_recovery SR GBN gb "" tlp2 none
 	rejects max_rate_mbps 400001 -1 abc ""
@@ -221,6 +222,7 @@ test_validation() {
 	accepts priority_tag 1 0
 	accepts vlan_egress_map 1 0
 	accepts tx_batch 0 1
+	accepts gro_batch 0 1 2 64
 	accepts adaptive_rto 1 0
 	accepts loss_recovery tlp sr gbn
 	accepts max_rate_mbps 400000 100 0
@@ -679,7 +681,7 @@ no_stall() {
 
 # ---- main ----------------------------------------------------------------------
 
-ktap_plan 91
+ktap_plan 94
 require eroce_pair_setup
 require pair_gids
 pair_gids
@@ -687,8 +689,8 @@ require build_tool
 require command -v dumpcap tshark
 kmsg_mark
 
-test_defaults		# 16
-test_validation		# 25
+test_defaults		# 17
+test_validation		# 27
 test_dcqcn_files	# 2
 test_profiles		# 12
 test_privileges		# 4

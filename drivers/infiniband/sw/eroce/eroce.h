@@ -157,6 +157,9 @@ void eroce_mcast_detach_qp(struct eroce_qp *qp);
 bool eroce_mcast_rcv(struct eroce_dev *edev, struct eroce_rx *pkt,
 		     const union ib_gid *sgid, const union ib_gid *mgid);
 
+/* eroce_gro.c: batches received from a NIC */
+void eroce_gro_sock_setup(struct socket *sock);
+
 /* eroce_net.c: per-namespace UDP/4791 sockets */
 struct eroce_net *eroce_net_get(struct net *net);
 void eroce_net_put(struct eroce_net *en);

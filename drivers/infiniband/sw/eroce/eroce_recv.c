@@ -8,7 +8,10 @@
  * receiving netdev or on the VLAN device's real device (none: a drop not
  * counted), the UDP checksum (the UDP stack leaves it to the socket's
  * reader), a linear buffer (a batch's packets are instead checked one by
- * one from here on), transport headers that fit the packet and an opcode
+ * one from here on: one eroce sent, cut by its gso_size, or one that GRO
+ * chained (eroce_gro.c), each packet with its own IP and UDP headers,
+ * which must be where its skb says and agree with it, and its own UDP
+ * checksum), transport headers that fit the packet and an opcode
  * eroce knows (eroce_hdr_check()), the ICRC, a destination GID of this
  * device on this netdev (or a multicast group).  A packet that passes
  * goes up through the one function registered at module init
@@ -28,6 +31,7 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <net/addrconf.h>
+#include <net/ip6_checksum.h>
 #include <net/udp.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
@@ -257,27 +261,40 @@ static void eroce_recv_batch_pkt(struct eroce_recv_ctx *rx,
 }
 
 /*
+ * Take @head's frag_list off it, so that each packet pins its own skb
+ * and not the whole batch (a packet selective repeat keeps, for one):
+ * what is left of @head is its own packet.
+ */
+static struct sk_buff *eroce_recv_detach(struct sk_buff *head)
+{
+	struct sk_buff *list = skb_shinfo(head)->frag_list, *seg;
+
+	skb_shinfo(head)->frag_list = NULL;
+	for (seg = list; seg; seg = seg->next) {
+		head->len -= seg->len;
+		head->data_len -= seg->len;
+		head->truesize -= seg->truesize;
+	}
+	return list;
+}
+
+/*
  * A batch taken whole from the socket: walk its packets in one pass, each
  * validated as if it had come alone.  Unless the batch is shared with
- * someone else (a packet tap's clone), its frag_list is detached first,
- * so that a packet kept for selective repeat pins its own skb and not
- * the whole batch; else one that is kept is copied.
+ * someone else (a packet tap's clone), its frag_list is detached first;
+ * else a packet that is kept is copied.
  */
 static void eroce_recv_batch(struct eroce_recv_ctx *rx, struct sk_buff *head)
 {
-	struct sk_buff *list = skb_shinfo(head)->frag_list;
 	bool detach = !skb_cloned(head) && !skb_shared(head);
-	struct sk_buff *seg, *next;
+	struct sk_buff *list, *seg, *next;
 	u16 idx = 0;
 
 	eroce_stat_inc(rx->edev, EROCE_CNT_RX_BATCHES);
 	if (detach) {
-		skb_shinfo(head)->frag_list = NULL;
-		skb_list_walk_safe(list, seg, next)
-			head->truesize -= seg->truesize;
-		head->len = skb_headlen(head);
-		head->data_len = 0;
+		list = eroce_recv_detach(head);
 	} else {
+		list = skb_shinfo(head)->frag_list;
 		rx->shared = true;
 	}
 
@@ -325,32 +342,189 @@ static void eroce_recv_cut(struct eroce_recv_ctx *rx, struct sk_buff *skb)
 }
 
 /*
- * A fraglist GRO skb (a netdev with rx-gro-list on): segmented as the UDP
- * stack would, its packets received one by one; consumes @skb.
+ * Its own IP and UDP headers, which a packet chained by GRO kept: where
+ * its network and transport headers say, in @skb's linear part (@skb
+ * linear from its network header to its end), lengths that are those of
+ * @skb and the batch's addresses and ports.  Return: its BTH, or NULL.
  */
-static void eroce_recv_segment(struct eroce_recv_ctx *rx, struct sock *sk,
-			       struct sk_buff *skb)
+static u8 *eroce_recv_chained_hdrs(const struct eroce_recv_ctx *rx,
+				   const struct sk_buff *skb,
+				   const struct udphdr *head_udph)
 {
-	struct sk_buff *segs, *seg, *next;
+	const u8 *nh = skb_network_header(skb);
+	const struct udphdr *udph;
+	union ib_gid sgid, dgid;
+	u32 len, ip_len;
 
-	eroce_stat_inc(rx->edev, EROCE_CNT_RX_SEGMENTED);
-	__skb_push(skb, -skb_mac_offset(skb));
-	segs = udp_rcv_segment(sk, skb, rx->ipv4);	/* consumes skb */
-	if (!segs) {
-		eroce_rx_drop(rx->edev, DROP_NOMEM, "cannot segment");
+	if (nh < skb->head || nh > skb->data + skb->len)
+		return NULL;
+	len = skb->data + skb->len - nh;
+	if (len < rx->iph_len + sizeof(*udph) + EROCE_BTH_BYTES +
+		  EROCE_ICRC_BYTES ||
+	    skb_transport_header(skb) != nh + rx->iph_len)
+		return NULL;
+
+	if (rx->ipv4) {
+		const struct iphdr *ip4 = (const struct iphdr *)nh;
+
+		if (ip4->version != 4 || ip4->ihl * 4 != rx->iph_len ||
+		    ip4->protocol != IPPROTO_UDP || ip_is_fragment(ip4))
+			return NULL;
+		ip_len = ntohs(ip4->tot_len);
+	} else {
+		const struct ipv6hdr *ip6 = (const struct ipv6hdr *)nh;
+
+		if (ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP)
+			return NULL;
+		ip_len = sizeof(*ip6) + ntohs(ip6->payload_len);
+	}
+	udph = (const struct udphdr *)(nh + rx->iph_len);
+	if (ip_len != len || ntohs(udph->len) != len - rx->iph_len ||
+	    udph->source != head_udph->source || udph->dest != head_udph->dest)
+		return NULL;
+
+	eroce_recv_gids(nh, &sgid, &dgid);
+	if (memcmp(&sgid, &rx->sgid, sizeof(sgid)) ||
+	    memcmp(&dgid, &rx->dgid, sizeof(dgid)))
+		return NULL;
+	return (u8 *)udph + sizeof(*udph);
+}
+
+/* a non-zero UDP checksum that GRO has not checked, over its own bytes */
+static bool eroce_recv_chained_csum_ok(const struct eroce_recv_ctx *rx,
+				       struct sk_buff *skb,
+				       const struct udphdr *udph)
+{
+	u32 len = ntohs(udph->len);
+	__wsum csum;
+
+	if (!udph->check || skb_csum_unnecessary(skb))
+		return true;
+	csum = csum_partial(udph, len, 0);
+	if (rx->ipv4)
+		return !csum_tcpudp_magic(ip_hdr(skb)->saddr, ip_hdr(skb)->daddr,
+					  len, IPPROTO_UDP, csum);
+	return !csum_ipv6_magic(&ipv6_hdr(skb)->saddr, &ipv6_hdr(skb)->daddr,
+				len, IPPROTO_UDP, csum);
+}
+
+/*
+ * A packet chained by GRO, @seg, with its own headers: received as if it
+ * had come alone.  @seg is ours alone (detached from its batch), or is
+ * still part of a shared batch: then a non-linear one is copied.
+ * Return: @seg or the copy, which the caller frees.
+ */
+static struct sk_buff *eroce_recv_chained(struct eroce_recv_ctx *rx,
+					  struct sk_buff *seg,
+					  const struct udphdr *head_udph)
+{
+	struct sk_buff *skb = seg;
+	u8 *bth;
+
+	if (skb_is_nonlinear(seg)) {
+		if (rx->shared)
+			skb = skb_copy(seg, GFP_ATOMIC);
+		if (!skb || (skb == seg && skb_linearize(skb))) {
+			eroce_rx_drop(rx->edev, DROP_NOMEM,
+				      "cannot linearize a GRO packet");
+			return skb ?: seg;
+		}
+	}
+	bth = eroce_recv_chained_hdrs(rx, skb, head_udph);
+	if (!bth) {
+		eroce_rx_drop(rx->edev, DROP_BAD_GRO,
+			      "GRO packet with headers not its own");
+		return skb;
+	}
+	if (!eroce_recv_chained_csum_ok(rx, skb, udp_hdr(skb))) {
+		eroce_rx_drop(rx->edev, DROP_UDP_CSUM,
+			      "bad UDP checksum in a GRO batch");
+		return skb;
+	}
+	eroce_recv_pkt(rx, skb, skb_network_header(skb), udp_hdr(skb), bth,
+		       skb->data + skb->len - bth);
+	return skb;
+}
+
+/*
+ * The first packet of a GRO batch, @own bytes from head->data (its BTH):
+ * GRO rewrote its IP and UDP lengths to cover the batch, so it gets
+ * headers with its own lengths, as a packet of eroce's batches does.
+ * In place when it is linear, else from a linear copy.
+ */
+static void eroce_recv_flist_head(struct eroce_recv_ctx *rx,
+				  struct sk_buff *head, u32 own)
+{
+	struct sk_buff *skb = head;
+
+	if (skb_headlen(head) < own) {
+		if (rx->shared)
+			skb = skb_copy(head, GFP_ATOMIC);
+		if (!skb || (skb == head && skb_linearize(skb))) {
+			eroce_rx_drop(rx->edev, DROP_NOMEM,
+				      "cannot linearize a GRO packet");
+			return;
+		}
+	}
+	eroce_recv_batch_pkt(rx, skb, skb, 0, skb->data, own);
+	if (skb != head)
+		consume_skb(skb);
+}
+
+/*
+ * A GRO batch: eroce_gro.c's, or a fraglist GRO skb (a netdev with
+ * rx-gro-list on, when GRO ran where eroce has no socket).  Its first
+ * packet is in the head; each further one is a frag_list skb with the IP
+ * and UDP headers it was sent with at its network and transport headers,
+ * skb->data at them (eroce_gro.c) or past them (fraglist GRO).  Walked in
+ * one pass, each packet validated as if it had come alone; unless a
+ * packet tap shares the batch, each is detached first, so that a packet
+ * kept for selective repeat pins its own skb only.  One that the UDP stack
+ * made linear (skb_condense(), when the socket's queue is half full)
+ * cannot be cut back into its packets by gso_size: dropped.
+ */
+static void eroce_recv_flist(struct eroce_recv_ctx *rx, struct sk_buff *head)
+{
+	bool detach = !skb_cloned(head) && !skb_shared(head);
+	struct udphdr head_udph = *udp_hdr(head);
+	struct sk_buff *list, *seg, *next, *skb;
+	unsigned int passed, count = 1;
+	u32 own = head->len;
+
+	if (!skb_has_frag_list(head)) {
+		eroce_rx_drop(rx->edev, DROP_BAD_GRO, "GRO batch made linear");
 		return;
 	}
-	skb_list_walk_safe(segs, seg, next) {
-		unsigned int passed = rx->passed;
+	skb_walk_frags(head, seg) {
+		if (seg->len > own) {
+			eroce_rx_drop(rx->edev, DROP_BAD_GRO,
+				      "GRO batch of %u bytes", head->len);
+			return;
+		}
+		own -= seg->len;
+		count++;
+	}
+	eroce_stat_inc(rx->edev, EROCE_CNT_RX_GRO_BATCHES);
+	eroce_stat_add(rx->edev, EROCE_CNT_RX_GRO_PACKETS, count);
+	if (detach) {
+		list = eroce_recv_detach(head);
+	} else {
+		list = skb_shinfo(head)->frag_list;
+		rx->shared = true;
+	}
 
-		skb_mark_not_on_list(seg);
-		__skb_pull(seg, skb_transport_offset(seg) +
-			   sizeof(struct udphdr));
-		eroce_recv_one(rx, seg);
-		if (rx->passed != passed)
-			consume_skb(seg);
-		else
-			kfree_skb(seg);
+	eroce_recv_flist_head(rx, head, own);
+	skb_list_walk_safe(list, seg, next) {
+		if (detach)
+			skb_mark_not_on_list(seg);
+		passed = rx->passed;
+		skb = eroce_recv_chained(rx, seg, &head_udph);
+		if (skb != seg || detach) {
+			if (rx->passed != passed)
+				consume_skb(skb);
+			else
+				kfree_skb(skb);
+		}
 	}
 }
 
@@ -398,16 +572,14 @@ static void eroce_recv_skb(struct sock *sk, struct sk_buff *skb)
 	rx.mcast = rdma_is_multicast_addr((struct in6_addr *)rx.dgid.raw);
 	rx.vlan_id = is_vlan_dev(rx.ndev) ? vlan_dev_vlan_id(rx.ndev) : -1;
 
-	if (!skb_is_gso(skb)) {
+	if (!skb_is_gso(skb))
 		eroce_recv_one(&rx, skb);
-	} else if (eroce_recv_batch_walkable(skb)) {
+	else if (eroce_recv_batch_walkable(skb))
 		eroce_recv_batch(&rx, skb);
-	} else if (sk && skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST) {
-		eroce_recv_segment(&rx, sk, skb);
-		skb = NULL;
-	} else {
+	else if (skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST)
+		eroce_recv_flist(&rx, skb);
+	else
 		eroce_recv_cut(&rx, skb);
-	}
 
 out_put_dev:
 	ib_device_put(&rx.edev->ibdev);

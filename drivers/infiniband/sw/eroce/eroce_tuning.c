@@ -93,6 +93,7 @@ void eroce_tuning_init(struct eroce_tuning *t)
 	t->default_tclass = 0;
 	t->cnp_interval_us = 50;
 	t->tx_batch = 1;
+	t->gro_batch = EROCE_GRO_BATCH_MAX;
 	/* DCQCN: the values the DCQCN paper evaluates */
 	t->dcqcn_g_shift = 8;
 	t->dcqcn_alpha_update_us = 55;
@@ -245,6 +246,7 @@ EROCE_TUNING_U32(vlan_egress_map, vlan_egress_map, 0, 1);
 EROCE_TUNING_CHOICE(cc, cc);
 EROCE_TUNING_U32(ecn, ecn, 0, 1);
 EROCE_TUNING_U32(tx_batch, tx_batch, 0, 1);
+EROCE_TUNING_U32(gro_batch, gro_batch, 0, EROCE_GRO_BATCH_MAX);
 
 static ssize_t profile_show(struct kobject *kobj, struct kobj_attribute *a,
 			    char *buf)
@@ -289,6 +291,7 @@ static struct attribute *eroce_tuning_attrs[] = {
 	&eroce_attr_cnp_interval_us.attr.attr,
 	&eroce_attr_ecn.attr.attr,
 	&eroce_attr_tx_batch.attr.attr,
+	&eroce_attr_gro_batch.attr.attr,
 	&eroce_attr_profile.attr,
 	NULL,
 };

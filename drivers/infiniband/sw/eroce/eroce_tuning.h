@@ -15,6 +15,9 @@
 
 struct eroce_dev;
 
+/* the most packets GRO chains into one batch (eroce_gro.c) */
+#define EROCE_GRO_BATCH_MAX	64
+
 enum eroce_loss_recovery {
 	EROCE_LOSS_GBN,			/* go-back-N, the spec's */
 	EROCE_LOSS_TLP,			/* go-back-N with a tail-loss probe */
@@ -52,6 +55,7 @@ struct eroce_tuning {
 	u32 cnp_interval_us;		/* at most one CNP per QP this often */
 	u32 ecn;			/* mark packets ECN capable, ECT(0) */
 	u32 tx_batch;			/* several packets per UDP GSO skb */
+	u32 gro_batch;			/* packets GRO chains per QP, <2: none */
 	/* DCQCN reaction point, dcqcn/ */
 	u32 dcqcn_g_shift;		/* alpha gain g = 2^-g_shift */
 	u32 dcqcn_alpha_update_us;	/* K: alpha decay period */
