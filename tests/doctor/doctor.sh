@@ -392,6 +392,22 @@ echo "eth0 eroce0 profile=lossless default_tclass=104" >"$T/etc/eroce.conf"
 doctor
 check lossless_without_pfc_warns is profile:eroce0 warn
 
+healthy gro_off
+sed -i 's/^generic-receive-offload: on/generic-receive-offload: off/' "$T/state/features"
+doctor
+check gro_off_warns is nic:eth0 warn
+check gro_off_fix eval 'grep -q "fix: ethtool -K eth0 gro on" <<<"$OUT"'
+check gro_off_exit_0 rc_is 0
+check gro_off_json_valid json_ok
+
+healthy xdp_generic
+echo "4: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 9000 xdpgeneric qdisc mq state UP \    link/ether 02:00:00:00:00:01 brd ff:ff:ff:ff:ff:ff promiscuity 0 \    prog/xdp id 42 tag 0123456789abcdef jited addrgenmode eui64" \
+	>"$T/state/link.eth0"
+doctor
+check xdp_generic_warns is nic:eth0 warn
+check xdp_generic_named eval 'grep -q "generic XDP program on eth0" <<<"$OUT"'
+check xdp_generic_json_valid json_ok
+
 healthy conntrack
 mkdir -p "$T/sys/module/nf_conntrack"
 put "$T/proc/net/nf_conntrack" "ipv4     2 udp      17 29 src=198.18.0.2 dst=198.18.0.1 sport=49152 dport=4791 src=198.18.0.1 dst=198.18.0.2 sport=4791 dport=49152 mark=0 zone=0 use=2"
