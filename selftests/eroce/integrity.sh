@@ -15,7 +15,11 @@
 # loss.sh leaves these two to this script).  eroce1's WRITE batches must reach eroce2
 # whole (rx_batches moves, rx_segmented stays 0), and a WRITE run again
 # while a packet socket on veth2 holds clones of them (batches walked in
-# place) must arrive intact too.  The kernel log must stay free of splats.
+# place) must arrive intact too.  With GRO on both veths and eroce1
+# sending packet by packet, eroce2's GRO must chain them into batches that
+# eroce walks (rx_gro_batches moves) and every byte must arrive, and a
+# packet corrupted inside a batch must be dropped on its own by its ICRC.
+# The kernel log must stay free of splats.
 #
 #   ns1: veth1 198.18.0.1 2001:db8::1 (eroce1) <-> ns2: veth2 .2 ::2 (eroce2)
 #
@@ -68,7 +72,7 @@ mkdir -p "$OUT"
 # operation under duplication (duplicates must not take a receive); the
 # other IPv4 runs per operation, the other direction, the other
 # operations under loss and the other impairments are skips
-DEBUG_KEEP="send ipv6_all_ops loss_write loss_atomic full_queue_all_ops write_tapped write_tapped_kept duplicate_all_ops"
+DEBUG_KEEP="send ipv6_all_ops loss_write loss_atomic full_queue_all_ops write_tapped write_tapped_kept duplicate_all_ops gro_all_ops"
 
 # the pair of lib_rdma.sh, and its IPv6 GIDs
 setup() {
@@ -360,6 +364,79 @@ test_impairments() {
 	impaired corrupt
 }
 
+# veth_gro on|off: GRO of both veths, holding a NAPI poll's packets for
+# 500 us (gro_flush_timeout) so that more than one poll's worth is
+# batched, or neither.  A veth hands what it sends to its peer's NAPI,
+# and so to GRO, only with TSO off (6.1's veth_skb_is_eligible_for_gro():
+# a sender that can do TSO needs no GRO, unless the skb is a socket's
+# and the peer forwards UDP GRO), so TSO goes off while GRO is on
+veth_gro() {
+	local v t=0 tso=on
+	[ "$1" = on ] && t=500000 tso=off
+	for v in 1 2; do
+		"ns$v" ethtool -K "veth$v" gro "$1" tso "$tso" &&
+			"ns$v" sh -c "echo $t >/sys/class/net/veth$v/gro_flush_timeout" ||
+			return
+	done
+}
+
+# test_gro: batches received from a netdev's GRO (eroce_gro.c).  eroce1
+# and eroce2 send packet by packet (tx_batch 0: eroce's own batches cross
+# a veth whole, and GRO does not take those), both veths have GRO on:
+#   gro_all_ops           every operation, every byte compared
+#   gro_batches_received  eroce2's rx_gro_batches moved, with more packets
+#                         than batches in them
+#   gro_corrupt_all_ops   the same under pedit inverting the P_Key of
+#                         every 32nd packet eroce1 sends (as impaired
+#                         corrupt), which the ICRC covers
+#   gro_corrupt_counted   eroce2's rx_drop_icrc moved by exactly as many
+#                         as pedit corrupted, at least 32 (8), while GRO
+#                         batched: each bad packet was dropped alone, not
+#                         its batch and not passed
+test_gro() {
+	local g1 g2 b0 b1 p0 p1 n2 hits moved why
+
+	if ! veth_gro on; then
+		for n2 in gro_all_ops gro_batches_received gro_corrupt_all_ops \
+			gro_corrupt_counted; do
+			ktap_fail "$n2" "GRO could not be turned on for the veths"
+		done
+		veth_gro off
+		return
+	fi
+	g1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
+	g2=$(first_gid eroce2 "$(ipv4_gid 198.18.0.2)")
+	eroce_tx_batch_all 0
+	b0=$(counter eroce2 rx_gro_batches) p0=$(counter eroce2 rx_gro_packets)
+	pair gro_all_ops "$g1" "$g2" 198.18.0.2 -o send,write,read \
+		-b "$SMALL_BYTES" -s 41
+	b1=$(counter eroce2 rx_gro_batches) p1=$(counter eroce2 rx_gro_packets)
+	why="eroce2 rx_gro_batches ${b0:-missing} -> ${b1:-missing}, rx_gro_packets ${p0:-missing} -> ${p1:-missing}"
+	ktap_diag "$why"
+	debug_subset gro_batches_received ||
+		ktap_result gro_batches_received "$([ -n "$b0" ] && [ -n "$p0" ] &&
+			[ "$b1" -gt "$b0" ] && [ $((p1 - p0)) -gt $((b1 - b0)) ]; echo $?)" "$why"
+
+	if ! debug_subset gro_corrupt_all_ops gro_corrupt_counted; then
+		n2=$(counter eroce2 rx_drop_icrc) b0=$(counter eroce2 rx_gro_batches)
+		# shellcheck disable=SC2086  # the filter's words
+		roce_filter "$NS1" veth1 egress $CORRUPT_ARGS ||
+			ktap_diag "gro: the tc filter failed"
+		pair gro_corrupt_all_ops "$g1" "$g2" 198.18.0.2 \
+			-o send,write,read -b "$IMPAIR_BYTES" -s 42
+		hits=$(action_pkts "$NS1" veth1 pedit)
+		moved=$(( $(counter eroce2 rx_drop_icrc) - n2 ))
+		b1=$(counter eroce2 rx_gro_batches)
+		why="pedit corrupted $hits packets (want at least $IMPAIR_MIN), eroce2 rx_drop_icrc moved by $moved (want $hits), rx_gro_batches ${b0:-missing} -> ${b1:-missing}"
+		ktap_result gro_corrupt_counted "$([ "$hits" -ge "$IMPAIR_MIN" ] &&
+			[ "$moved" = "$hits" ] && [ -n "$b0" ] && [ "$b1" -gt "$b0" ]; echo $?)" "$why"
+		ktap_diag "$why"
+		ns1 tc qdisc del dev veth1 clsact 2>/dev/null
+	fi
+	eroce_tx_batch_all 1
+	veth_gro off
+}
+
 # every operation through a sending queue too short for the traffic: tbf
 # on both veths holds one batch, so the stack refuses packets on the way
 # out (ENOBUFS): the requester rewinds to the first packet of the batch it
@@ -388,13 +465,14 @@ test_full_queue() {
 	ktap_diag "tx_errors: eroce1 +$e1, eroce2 +$e2"
 }
 
-ktap_plan 25
+ktap_plan 29
 [ -x "$TOOL" ] || ktap_bail "$TOOL not built (make -C selftests/tools)"
 require setup
 kmsg_mark
 test_lossless
 test_loss
 test_impairments
+test_gro
 test_full_queue
 ktap_kernel_log_clean
 ktap_check link_del eval 'rdma link del eroce1 && rdma link del eroce2'

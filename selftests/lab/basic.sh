@@ -11,6 +11,10 @@
 #   - eroce0's counters moved (tx_packets, rx_packets), nothing dropped as
 #     malformed; rx_batches and retransmit_timeouts as diagnostics (the
 #     path drops nothing: every retransmit timeout is a spurious one)
+#   - the NIC's GRO chained the peer's packets into batches that eroce
+#     walked (rx_gro_batches moved, with more packets than batches in
+#     them): both guests receive multi-packet messages (the pingpong's
+#     4 KiB both ways, the WRITEs on the server)
 #   - TCP over the same path (iperf3, 3 s), the Gb/s as a diagnostic, for
 #     comparison
 # Each guest reports its own side; the runner passes the script when both
@@ -97,7 +101,8 @@ tcp_bw() {
 
 counters() {
 	local c d bad=
-	for c in rx_batches tx_batches retransmit_timeouts retransmitted_packets; do
+	for c in rx_batches rx_gro_batches rx_gro_packets tx_batches \
+		retransmit_timeouts retransmitted_packets; do
 		d=$(stat_delta "$DEV/1" "$SNAP" "$c") || d='?'
 		ktap_diag "guest$LAB_I $c +$d (now $(stat_get "$DEV/1" "$c"))"
 	done
@@ -111,7 +116,18 @@ counters() {
 	ktap_result counters "$([ -z "$bad" ]; echo $?)" "$bad"
 }
 
-ktap_plan 7
+# gro_batches: the virtio-net NIC's GRO (on by default) batched the
+# peer's packets of a QP for eroce (eroce_gro.c)
+gro_batches() {
+	local b p
+	b=$(stat_delta "$DEV/1" "$SNAP" rx_gro_batches)
+	p=$(stat_delta "$DEV/1" "$SNAP" rx_gro_packets)
+	ktap_result gro_batches_received \
+		"$([ -n "$b" ] && [ -n "$p" ] && [ "$b" -gt 0 ] && [ "$p" -gt "$b" ]; echo $?)" \
+		"guest$LAB_I rx_gro_batches +${b:-?}, rx_gro_packets +${p:-?}"
+}
+
+ktap_plan 8
 [ "$LAB_N" = 2 ] || ktap_bail "basic.sh needs 2 guests, has $LAB_N"
 if lab_setup >"$RDMA_TMP/lab_setup.out" 2>&1; then
 	path_facts
@@ -132,5 +148,6 @@ stat_snap "$DEV/1" "$SNAP"
 pingpong
 write_bw
 counters
+gro_batches
 tcp_bw
 ktap_finish
