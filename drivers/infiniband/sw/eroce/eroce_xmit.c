@@ -415,16 +415,13 @@ static int eroce_xmit4(struct eroce_dev *edev, struct net_device *ndev,
 
 	if (eroce_xmit_is_loopback(ndev, &rt->dst))
 		return eroce_xmit_loopback_all(edev, ndev, pkts);
-	if (skb_queue_len(pkts) > 1) {
+	if (skb_queue_len(pkts) > 1)
 		head = eroce_xmit_gso(pkts, seg_len);
-		udp_hdr(head)->check = ~udp_v4_check(head->len -
-						     skb_transport_offset(head),
-						     fl4.saddr, fl4.daddr, 0);
-	} else {
+	else
 		__skb_unlink(head, pkts);
-		udp_set_csum(false, head, fl4.saddr, fl4.daddr,
-			     head->len - skb_transport_offset(head));
-	}
+	/* the pseudo-header sum, for segmentation or the checksum offload */
+	udp_set_csum(false, head, fl4.saddr, fl4.daddr,
+		     head->len - skb_transport_offset(head));
 
 	memset(IPCB(head), 0, sizeof(*IPCB(head)));
 	head->protocol = htons(ETH_P_IP);
@@ -506,16 +503,13 @@ static int eroce_xmit6(struct eroce_dev *edev, struct net_device *ndev,
 
 	if (eroce_xmit_is_loopback(ndev, dst))
 		return eroce_xmit_loopback_all(edev, ndev, pkts);
-	if (skb_queue_len(pkts) > 1) {
+	if (skb_queue_len(pkts) > 1)
 		head = eroce_xmit_gso(pkts, seg_len);
-		udp_hdr(head)->check = ~udp_v6_check(head->len -
-						     skb_transport_offset(head),
-						     &fl6.saddr, &fl6.daddr, 0);
-	} else {
+	else
 		__skb_unlink(head, pkts);
-		udp6_set_csum(false, head, &fl6.saddr, &fl6.daddr,
-			      head->len - skb_transport_offset(head));
-	}
+	/* the pseudo-header sum, for segmentation or the checksum offload */
+	udp6_set_csum(false, head, &fl6.saddr, &fl6.daddr,
+		      head->len - skb_transport_offset(head));
 
 	memset(IP6CB(head), 0, sizeof(*IP6CB(head)));
 	head->protocol = htons(ETH_P_IPV6);
