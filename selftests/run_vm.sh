@@ -578,6 +578,18 @@ run_or_start() {
 	fi
 }
 
+# end_jobs: at exit, stop the groups still running and remove JOBDIR.
+# Under set -e a failing command here would become the script's exit
+# status ("kill" with no PID fails), so nothing in it may fail.
+end_jobs() {
+	local pids
+
+	pids=$(jobs -p)
+	[ -z "$pids" ] || kill $pids 2>/dev/null || true
+	wait || true
+	rm -rf "$JOBDIR"
+}
+
 main() {
 	local n=0 t abs first=1 group=()
 
@@ -586,7 +598,7 @@ main() {
 	prepare_images
 	if [ "$JOBS" != 1 ]; then
 		JOBDIR=$(mktemp -d "$OUT/runs/jobs.XXXXXX")
-		trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$JOBDIR"' EXIT
+		trap end_jobs EXIT
 	fi
 	echo "KTAP version 1"
 	echo "1..${#TESTS[@]}"
