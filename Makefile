@@ -19,7 +19,7 @@ DEB_PKGS := build-essential gcc make kmod cpio bc flex bison xz-utils \
 	perftest rdmacm-utils iproute2 iperf3 ethtool nvme-cli fio ucx-utils libucx-dev \
 	libfabric-bin openmpi-bin libopenmpi-dev \
 	nfs-kernel-server open-iscsi \
-	qemu-system-x86 busybox-static tshark python3-scapy \
+	qemu-system-x86 busybox-static tshark python3 python3-scapy nftables \
 	sparse strace gnuplot-nox clang-14 libclang-rt-14-dev \
 	dkms dh-dkms debhelper dpkg-dev fakeroot lintian man-db openssl udev
 # RT=1 (make, make check, make bench): build for the PREEMPT_RT kernel and

@@ -199,7 +199,8 @@ EOF
 doctor() {
 	local env=(PATH="$T/bin:/usr/bin:/bin" EROCE_SYS="$T/sys"
 		EROCE_PROC="$T/proc" EROCE_BOOT="$T/boot"
-		EROCE_CONF="$T/etc/eroce.conf" EROCE_CONFIG="$ROOT/config/eroce-config")
+		EROCE_CONF="$T/etc/eroce.conf" EROCE_CONFIG="$ROOT/config/eroce-config"
+		EROCE_PATH_TOOL="$T/bin/eroce-path")
 	RC=0 JRC=0
 	OUT=$(env "${env[@]}" "$EROCE" doctor "$@" 2>&1) || RC=$?
 	JOUT=$(env "${env[@]}" "$EROCE" doctor --json "$@" 2>"$T/json.err") || JRC=$?
@@ -227,7 +228,7 @@ d = json.load(sys.stdin)
 assert isinstance(d, list) and d
 for c in d:
     assert set(c) == {"id", "verdict", "summary", "evidence", "fix"}, c
-    assert c["verdict"] in ("ok", "warn", "fail"), c
+    assert c["verdict"] in ("ok", "warn", "fail", "skip"), c
     assert isinstance(c["evidence"], list) and isinstance(c["fix"], str), c
 ' <<<"$JOUT"
 }
@@ -416,9 +417,72 @@ check conntrack_flow_warns is conntrack warn
 
 healthy usage
 doctor 198.18.0.2
-check usage_peer_exit_2 rc_is 2
+check usage_peer_no_route_exit_2 rc_is 2
+check usage_peer_no_route_said eval 'grep -q "no route to 198.18.0.2" <<<"$OUT"'
 doctor --listen
 check usage_listen_exit_2 rc_is 2
+check usage_listen_needs_peer eval 'grep -q "needs --peer" <<<"$OUT"'
+doctor --rate 100
+check usage_path_option_without_peer_exit_2 rc_is 2
+doctor --rate fast 198.18.0.2
+check usage_path_option_not_a_number_exit_2 rc_is 2
+doctor 198.18.0.2 198.18.0.3
+check usage_two_peers_exit_2 rc_is 2
+
+# the path to a peer: eroce-path (a stub here; tests/doctor/path.py tests
+# the real one) gets the peer and the options, its records join the
+# report, the checked netdev is the one the route takes
+healthy path
+stub ip <<'EOF2'
+case "$*" in
+"-o route get 198.18.0.2") echo "198.18.0.2 dev eth0.100 src 198.18.0.1 uid 0" ;;
+"-o addr show") cat "$S"/addr.* 2>/dev/null ;;
+"-o addr show dev "*) cat "$S/addr.${5}" 2>/dev/null ;;
+"-d -o link show dev "*) cat "$S/link.${6}" 2>/dev/null ;;
+*) exit 1 ;;
+esac
+EOF2
+stub eroce-path <<'EOF2'
+echo "$*" >"$S/path_args"
+printf 'R\tpath.pcp\tfail\tsent with 802.1p priority 3, arrived untagged\n'
+printf 'E\tsent: SL 3 out of VLAN device eth0.100\n'
+printf 'E\tarrived (of 2000 packets): PCP untagged: 2000\n'
+printf 'F\ttrust the incoming 802.1p priority\n'
+printf 'R\tpath.dscp\tok\tDSCP 26 arrives unchanged\n'
+printf 'R\tpath.pcp6\tskip\tnot checked\n'
+EOF2
+doctor --rate 200 --sl 3 198.18.0.2
+check path_fail_exit_1 rc_is 1
+check path_args_passed eval '[ "$(cat "$T/state/path_args")" = "probe 198.18.0.2 --rate 200 --sl 3" ]'
+check path_pcp_fails is path.pcp fail
+check path_dscp_ok is path.dscp ok
+check path_skip_kept is path.pcp6 skip
+check path_evidence_kept eval 'python3 -c "import json, sys
+c = [c for c in json.load(sys.stdin) if c[\"id\"] == \"path.pcp\"][0]
+assert c[\"evidence\"] == [\"sent: SL 3 out of VLAN device eth0.100\", \"arrived (of 2000 packets): PCP untagged: 2000\"], c
+assert c[\"fix\"] == \"trust the incoming 802.1p priority\", c" <<<"$JOUT"'
+check path_json_valid json_ok
+check path_netdev_of_route is device:eth0 ok
+check path_failed_first eval '[[ "$(head -n 1 <<<"$OUT")" == "FAIL path.pcp:"* ]]'
+check path_not_checked_counted eval '[[ "$(tail -n 1 <<<"$OUT")" =~ ^1\ failed,\ 0\ warnings,\ 1\ not\ checked,\ [0-9]+\ ok$ ]]'
+stub eroce-path <<'EOF2'
+echo "eroce doctor: the listener refused: bad run" >&2
+exit 2
+EOF2
+doctor 198.18.0.2
+check path_tool_error_fails is path fail
+check path_tool_error_said eval 'grep -q "the listener refused" <<<"$OUT"'
+rm "$T/bin/eroce-path"
+doctor 198.18.0.2
+check path_tool_missing_fails is path fail
+
+healthy listen
+stub eroce-path <<'EOF2'
+echo "$*" >"$S/path_args"
+EOF2
+doctor --listen --peer 198.18.0.1 --once --port 5000
+check listen_execs_tool eval '[ "$(cat "$T/state/path_args")" = "listen --peer 198.18.0.1 --once --port 5000" ]'
+check listen_exit_0 rc_is 0
 doctor --bogus
 check usage_option_exit_2 rc_is 2
 doctor --netdev nosuch
