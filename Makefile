@@ -49,6 +49,12 @@ install: all
 	$(MAKE) -C $(KDIR) M=$(SRCDIR) INSTALL_MOD_PATH=$(DESTDIR) \
 		INSTALL_MOD_DIR=updates modules_install
 	$(MAKE) -C userspace install DESTDIR=$(DESTDIR)
+	install -D -m 0755 config/eroce $(DESTDIR)/usr/sbin/eroce
+	install -D -m 0755 config/eroce-config $(DESTDIR)/usr/sbin/eroce-config
+	install -D -m 0755 config/eroce-path $(DESTDIR)/usr/libexec/eroce/eroce-path
+	for m in man/*.[0-9]; do \
+		install -D -m 0644 $$m $(DESTDIR)/usr/share/man/man$${m##*.}/$${m##*/} || exit; \
+	done
 	if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); \
 	else depmod -a -b $(DESTDIR) $(KVER) || true; fi
 

@@ -10,7 +10,9 @@
 #           from: that is `make check-packaging`; lintian must be
 #           clean); any compiler, modpost or
 #           packaging warning fails the stage
-#   unit    `make unit` (tests/unit, closing "N passed, N failed" line)
+#   unit    `make unit` (tests/unit, closing "N passed, N failed" line),
+#           the provider's ring tests, and tests/doctor: eroce doctor on
+#           fake hosts and its path checks in two network namespaces
 #   vm      selftests/run_vm.sh selftests/eroce/*.sh (closing line likewise),
 #           EROCE_VM_GROUP of them (default 5) per guest, EROCE_VM_JOBS
 #           guests (default 2) at once, each with EROCE_VM_CPUS virtual
@@ -63,6 +65,11 @@ stage_unit() {
 	rc=0
 	make -s -C "$ROOT/userspace" check 2>&1 | tee "$LOG/rings.log" || rc=$?
 	summed rings "$LOG/rings.log" $rc
+
+	# eroce doctor on fake hosts, its path checks in two namespaces
+	rc=0
+	make -s -C "$ROOT/tests/doctor" check 2>&1 | tee "$LOG/doctor.log" || rc=$?
+	summed doctor "$LOG/doctor.log" $rc
 }
 
 stage_vm() {

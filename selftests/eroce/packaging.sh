@@ -22,7 +22,9 @@
 #             lexgrog, and eroce(4) and eroce.conf(5) name every tuning/
 #             file a device has; /usr/sbin/eroce is the package's, and
 #             `eroce doctor --json` prints valid JSON that finds the
-#             module loaded
+#             module loaded; /usr/libexec/eroce/eroce-path is the
+#             package's, and `eroce doctor 198.18.0.2` from ns1, with
+#             `eroce doctor --listen` in ns2, finds every path check ok
 #   persist   systemd-udevd runs the packaged udev rule: /etc/eroce.conf
 #             with good and bad lines; creating the netdevs creates and
 #             tunes their devices, bad lines are reported (stderr, syslog)
@@ -85,7 +87,7 @@ RT_KVER=${KVER%-amd64}-rt-amd64
 [ -e "/lib/modules/$RT_KVER/build/Makefile" ] || RT_KVER=
 UPGRADE=${EROCE_PKG_UPGRADE:-1}
 RT=${EROCE_PKG_RT:-1}
-PLAN=44
+PLAN=46
 [ "$UPGRADE" = 1 ] || PLAN=$((PLAN - 4))
 [ "$RT" = 1 ] || PLAN=$((PLAN - 3))
 UDEVD_PID=
@@ -308,6 +310,32 @@ assert all(set(c) == {"id", "verdict", "summary", "evidence", "fix"} for c in ch
 assert [c["verdict"] for c in checks if c["id"] == "module"] == ["ok"]' <<<"$out"
 }
 
+# doctor_path: the packaged eroce doctor checks the path from ns1 to ns2,
+# where it listens: exit 0, every path check ok, eroce2 counted the
+# probes (path.udp4791 says "and its eroce")
+doctor_path() {
+	local out rc=0 pid lrc=0
+	ns2 timeout 120 eroce doctor --listen --peer 198.18.0.1 --once \
+		--timeout 90 >"$RDMA_TMP/doctor_listen.out" 2>&1 &
+	pid=$!
+	wait_for 30 tcp_listening "$NS2" 4792 || echo "no listener on TCP 4792"
+	out=$(ns1 eroce doctor --json --rate 200 --seconds 1 198.18.0.2 2>&1) || rc=$?
+	wait "$pid" || lrc=$?
+	echo "exit $rc, listener exit $lrc: $(tr '\n' ' ' <"$RDMA_TMP/doctor_listen.out")"
+	if [ "$rc" != 0 ] || [ "$lrc" != 0 ]; then
+		echo "$out" | head -c 2000
+		return 1
+	fi
+	python3 -c 'import json, sys
+checks = [c for c in json.load(sys.stdin) if c["id"].startswith("path.")]
+bad = [c for c in checks if c["verdict"] != "ok"]
+for c in bad:
+    print(c["verdict"], c["id"], c["summary"], c["evidence"][:3])
+assert len(checks) == 11 and not bad, len(checks)
+u = [c for c in checks if c["id"] == "path.udp4791"][0]
+assert "and its eroce" in u["summary"], u' <<<"$out"
+}
+
 test_use() {
 	require eroce_links_setup
 	pair_gids
@@ -324,6 +352,10 @@ test_use() {
 		eval 'dpkg -S /usr/sbin/eroce | grep -q "^eroce-tools: /usr/sbin/eroce$" &&
 			test -x /usr/sbin/eroce'
 	ktap_check doctor_json_module_loaded doctor_json
+	ktap_check eroce_path_from_package \
+		eval 'dpkg -S /usr/libexec/eroce/eroce-path | grep -q "^eroce-tools: " &&
+			test -x /usr/libexec/eroce/eroce-path'
+	ktap_check doctor_path_to_listener doctor_path
 	ktap_check man_pages_name_every_knob knobs_documented
 	rdma link del eroce1
 	rdma link del eroce2

@@ -377,6 +377,17 @@ doctor
 check gid_missing_fails is gids:eroce0 fail
 check gid_missing_names_vlan eval 'grep -q "eth0.100 inet 198.18.100.1: no GID" <<<"$OUT"'
 
+# a VLAN device's IPv6 link-local address gives the same GID as its real
+# device's; the table holds it once for each netdev
+healthy vlan_link_local
+echo "5: eth0.100    inet6 fe80::200:ff:fe00:1/64 scope link \       valid_lft forever preferred_lft forever" >>"$T/state/addr.eth0.100"
+gid eroce0 4 fe80:0000:0000:0000:0200:00ff:fe00:0001 eth0.100
+doctor
+check vlan_link_local_gid_ok is gids:eroce0 ok
+rm "$T/sys/class/infiniband/eroce0/ports/1/gids/4"
+doctor
+check vlan_link_local_gid_missing_warns is gids:eroce0 warn
+
 healthy port_down
 put "$T/sys/class/infiniband/eroce0/ports/1/state" "1: DOWN"
 doctor

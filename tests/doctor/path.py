@@ -30,6 +30,7 @@ import threading
 import time
 import zlib
 
+sys.dont_write_bytecode = True
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..'))
 TOOL = os.path.join(ROOT, 'config', 'eroce-path')
 
@@ -187,6 +188,18 @@ def t_parse_gro_batch():
         return 'seqs %s' % [x['seq'] for x in r]
 
 
+def t_parse_gro_batch_vlan():
+    # the NIC left the tag in the frame: each chained packet keeps its
+    # VLAN header, the kernel took the head's out (it is in auxdata)
+    tag = struct.pack('!HH', (3 << 13) | 100, P.ETH_P_IP)
+    parts = [pkt(s, payload=512) for s in (4, 5, 6)]
+    f = eth(parts[0]) + tag + parts[1] + tag + parts[2]
+    r = P.parse_frame(f, (3 << 13) | 100, A4)
+    if [(x['seq'], x['pcp'], x['vid']) for x in r] != [(4, 3, 100), (5, 3, 100),
+                                                       (6, 3, 100)]:
+        return 'got %s' % [(x['seq'], x['pcp'], x['vid']) for x in r]
+
+
 def t_parse_gro_batch_v6():
     parts = [pkt(s, src=A6, dst=B6) for s in (8, 9)]
     r = P.parse_frame(eth(parts[0] + parts[1]), None, A6)
@@ -269,6 +282,7 @@ def plan(**kw):
          'ecn': 2, 'sl': 3, 'pcp': 3, 'pcp_how': 'priority tag',
          'netdev_mtu': 1500, 'active_mtu': 1024,
          'mtu_sizes': {256: 272, 512: 528, 1024: 1040}, 'rate': 500,
+         'burst_rate': 2000,
          'sports': [0xc000 + i for i in range(8)], 'load_size': 1068,
          'rtts': [0.2] * 20, 'rtt_sent': 20, 'sent_total': 2329,
          'pause': None}
@@ -631,6 +645,7 @@ def t_ns_refuses_other_peer():
 
 def t_ns_bad_args():
     for args in (('--rate', '0'), ('--seconds', '100'), ('--sl', '9'),
+                 ('--rate', '20000', '--seconds', '30'), ('--burst-rate', '-1'),
                  ('--tclass', '256')):
         p = sh(sys.executable, TOOL, 'probe', IP_B, *args, ns=NS_A,
                check_rc=False)
