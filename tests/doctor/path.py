@@ -490,38 +490,38 @@ def session_says(*lines):
 
 
 def t_ctrl_unknown_op():
-    out, err, alive = session_says(b'{"op": "exec", "cmd": "id"}\n')
+    out, _, alive = session_says(b'{"op": "exec", "cmd": "id"}\n')
     if alive or b'unknown request' not in out:
         return 'answer %r, alive %s' % (out, alive)
 
 
 def t_ctrl_long_line():
-    out, err, alive = session_says(b'{' + b' ' * (P.LINE_MAX + 10))
+    _, err, alive = session_says(b'{' + b' ' * (P.LINE_MAX + 10))
     if alive or not isinstance(err, P.PathError):
         return 'ended with %r, alive %s' % (err, alive)
 
 
 def t_ctrl_not_json():
-    out, err, alive = session_says(b'hello\n')
+    _, err, alive = session_says(b'hello\n')
     if alive or not isinstance(err, P.PathError):
         return 'ended with %r' % err
 
 
 def t_ctrl_not_object():
-    out, err, alive = session_says(b'[1, 2]\n')
+    _, err, alive = session_says(b'[1, 2]\n')
     if alive or not isinstance(err, P.PathError):
         return 'ended with %r' % err
 
 
 def t_ctrl_stop_first():
-    out, err, alive = session_says(b'{"op": "stop", "sent": {}}\n',
+    out, _, alive = session_says(b'{"op": "stop", "sent": {}}\n',
                                    b'{"op": "bye"}\n')
     if alive or b'not started' not in out:
         return 'answer %r' % out
 
 
 def t_ctrl_bad_run():
-    out, err, alive = session_says(b'{"op": "start", "run": -1}\n',
+    out, _, alive = session_says(b'{"op": "start", "run": -1}\n',
                                    b'{"op": "start", "run": "x"}\n',
                                    b'{"op": "bye"}\n')
     if alive or out.count(b'bad run') != 2:
@@ -638,7 +638,7 @@ def t_ns_one_sided_mtu():
 
 
 def t_ns_refuses_other_peer():
-    v, p, lout = path_run(listen_peer='198.18.50.77')
+    _, p, lout = path_run(listen_peer='198.18.50.77')
     if 'refused 198.18.50.1' not in lout or p.returncode != 2:
         return 'rc %d, listener said %r' % (p.returncode, lout.strip())
 
