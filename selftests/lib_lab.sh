@@ -9,7 +9,8 @@
 # EROCE_LAB_SHARED, where the 9p folder that all the guests of the script
 # share is mounted (tag EROCE_LAB_SHARED_TAG).
 #   setup       lab_setup (shared folder mounted, NIC up: LAB_I, LAB_N,
-#               LAB_IF, LAB_IP, LAB_IP6), lab_ip I, lab_ip6 I,
+#               LAB_IF, LAB_IP, LAB_IP6), lab_setup_ktap (the same as
+#               a KTAP test), lab_ip I, lab_ip6 I,
 #               lab_rdma_link NAME TYPE (an RDMA device on LAB_IF, port
 #               active, IPv4 GID present)
 #   waiting     lab_signal NAME [VALUE], lab_wait NAME [SECS] [I...],
@@ -18,6 +19,7 @@
 #               (host or switch), LAB_SWITCH (its index, LAB_N: the hosts
 #               are 0..LAB_N-1), lab_is_switch, lab_switch_port I,
 #               lab_switch_ready, lab_switch_wait [SECS],
+#               lab_switch_wait_ktap,
 #               lab_qdisc_stat DEV KIND FIELD
 # Guest I has 198.18.10.(1+I)/24 and 2001:db8:10::(1+I)/64 on the NIC.
 # A wait that times out returns 1 (the script fails that subtest, it
@@ -121,6 +123,22 @@ lab_setup() {
 	fi
 }
 
+# lab_setup_ktap: lab_setup as the KTAP test nic_up (switch_up on the
+# switch guest); its output's end and a bail-out when it fails.  Call it
+# in the script's shell, as lab_setup.
+lab_setup_ktap() {
+	local what=nic_up why="NIC setup failed"
+	if lab_is_switch; then
+		what=switch_up why="switch setup failed"
+	fi
+	if lab_setup >"$RDMA_TMP/lab_setup.out" 2>&1; then
+		ktap_ok "$what"
+	else
+		ktap_diag "$(tail -n 5 "$RDMA_TMP/lab_setup.out")"
+		ktap_bail "$why"
+	fi
+}
+
 # lab_exit_note: this guest's script has ended (peers stop waiting on it)
 lab_exit_note() {
 	lab_signal _exit
@@ -193,6 +211,13 @@ lab_switch_ready() {
 # lab_switch_wait [SECS]: (a host) until the switch is ready
 lab_switch_wait() {
 	lab_wait switch.ready "${1:-$LAB_WAIT}" "$LAB_SWITCH"
+}
+
+# lab_switch_wait_ktap: (a host) lab_switch_wait as the KTAP test
+# switch_ready, a bail-out when the switch does not come up in 300 s
+lab_switch_wait_ktap() {
+	lab_switch_wait 300 >/dev/null || ktap_bail "the switch did not come up"
+	ktap_ok switch_ready
 }
 
 # lab_qdisc_stat DEV KIND FIELD: a counter of the first qdisc KIND (netem,

@@ -199,12 +199,7 @@ check() {
 ktap_plan 10
 [ "$LAB_N" = 2 ] || ktap_bail "classes.sh needs 2 guests, has $LAB_N"
 [ "${EROCE_LAB_LINK:-tap}" = tap ] || ktap_bail "no switch to capture on (${EROCE_LAB_LINK:-})"
-if lab_setup >"$RDMA_TMP/lab_setup.out" 2>&1; then
-	ktap_ok nic_up
-else
-	ktap_diag "$(tail -n 5 "$RDMA_TMP/lab_setup.out")"
-	ktap_bail "NIC setup failed"
-fi
+lab_setup_ktap
 require setup
 ktap_ok eroce_link_vlan
 cap=$(lab_get capturing host 120)

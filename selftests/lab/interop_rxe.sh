@@ -102,12 +102,7 @@ clean() {
 
 ktap_plan 12
 [ "$LAB_N" = 2 ] || ktap_bail "interop_rxe.sh needs 2 guests, has $LAB_N"
-if lab_setup >"$RDMA_TMP/lab_setup.out" 2>&1; then
-	ktap_ok nic_up
-else
-	ktap_diag "$(tail -n 5 "$RDMA_TMP/lab_setup.out")"
-	ktap_bail "NIC setup failed"
-fi
+lab_setup_ktap
 require setup
 ktap_ok "${DEV}_link"
 # shellcheck disable=SC2086  # $PING may be "busybox ping"

@@ -68,12 +68,7 @@ netem_stat() {
 switch_main() {
 	local m d0 p0 d p
 	ktap_plan $((2 + 2 * 3))
-	if lab_setup >"$RDMA_TMP/lab_setup.out" 2>&1; then
-		ktap_ok switch_up
-	else
-		ktap_diag "$(tail -n 5 "$RDMA_TMP/lab_setup.out")"
-		ktap_bail "switch setup failed"
-	fi
+	lab_setup_ktap
 	PORT1=$(lab_switch_port 1)
 	modprobe -q sch_netem
 	if run tc qdisc add dev "$PORT1" root netem loss "$LOSS"; then
@@ -218,16 +213,10 @@ host_main() {
 	ktap_plan $((4 + 3 * 3))
 	[ "$LAB_N" = 2 ] || ktap_bail "switch_loss.sh needs 2 hosts, has $LAB_N"
 	[ -n "$LAB_SWITCH" ] || ktap_bail "switch_loss.sh needs a switch guest"
-	if lab_setup >"$RDMA_TMP/lab_setup.out" 2>&1; then
-		ktap_ok nic_up
-	else
-		ktap_diag "$(tail -n 5 "$RDMA_TMP/lab_setup.out")"
-		ktap_bail "NIC setup failed"
-	fi
+	lab_setup_ktap
 	require setup
 	ktap_ok eroce_link
-	lab_switch_wait 300 >/dev/null || ktap_bail "the switch did not come up"
-	ktap_ok switch_ready
+	lab_switch_wait_ktap
 	# shellcheck disable=SC2086  # $PING may be "busybox ping"
 	if lab_barrier up >/dev/null && $PING -c 3 -W 5 "$(lab_ip "$(lab_peer)")" >/dev/null; then
 		ktap_ok peer_reachable

@@ -91,12 +91,7 @@ counted() {
 
 ktap_plan 7
 [ "$LAB_N" = 2 ] || ktap_bail "switch_mtu.sh needs 2 guests, has $LAB_N"
-if lab_setup >"$RDMA_TMP/lab_setup.out" 2>&1; then
-	ktap_ok nic_up
-else
-	ktap_diag "$(tail -n 5 "$RDMA_TMP/lab_setup.out")"
-	ktap_bail "NIC setup failed"
-fi
+lab_setup_ktap
 require setup
 ktap_ok eroce_link
 lab_barrier up >/dev/null || ktap_bail "the peer did not come up"

@@ -201,9 +201,17 @@ doctor() {
 		EROCE_PROC="$T/proc" EROCE_BOOT="$T/boot"
 		EROCE_CONF="$T/etc/eroce.conf" EROCE_CONFIG="$ROOT/config/eroce-config"
 		EROCE_PATH_TOOL="$T/bin/eroce-path")
+	local text json
 	RC=0 JRC=0
-	OUT=$(env "${env[@]}" "$EROCE" doctor "$@" 2>&1) || RC=$?
-	JOUT=$(env "${env[@]}" "$EROCE" doctor --json "$@" 2>"$T/json.err") || JRC=$?
+	# the two at once: each waits for its own subprocesses most of the time
+	env "${env[@]}" "$EROCE" doctor "$@" >"$T/text.out" 2>&1 &
+	text=$!
+	env "${env[@]}" "$EROCE" doctor --json "$@" >"$T/json.out" 2>"$T/json.err" &
+	json=$!
+	wait "$text" || RC=$?
+	wait "$json" || JRC=$?
+	OUT=$(cat "$T/text.out")
+	JOUT=$(cat "$T/json.out")
 }
 
 # verdict ID: the verdict of check ID in JOUT
