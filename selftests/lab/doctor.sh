@@ -205,14 +205,13 @@ host_expect() {
 }
 
 # prober_cmd CASE: what the prober runs: `eroce doctor PEER` (the host's
-# checks and the path's) as people read it for clean and pcp (the whole
-# report in the KTAP log), with --json for host and clean6, eroce-path
-# alone for the others (the same path checks, without the host's, which
-# take TCG a while)
+# checks and the path's) as people read it for clean (the whole report in
+# the KTAP log), with --json for clean6, eroce-path alone for the others
+# (the same path checks, without the host's, which take TCG 10 to 20 s)
 prober_cmd() {
 	case "$1" in
-	clean|pcp) echo "$EROCE_CMD doctor" ;;
-	host|clean6) echo "$EROCE_CMD doctor --json" ;;
+	clean) echo "$EROCE_CMD doctor" ;;
+	clean6) echo "$EROCE_CMD doctor --json" ;;
 	*) echo "$EROCE_ROOT/config/eroce-path probe" ;;
 	esac
 }
