@@ -497,7 +497,7 @@ def t_ctrl_unknown_op():
 
 def t_ctrl_long_line():
     _, err, alive = session_says(b'{' + b' ' * (P.LINE_MAX + 10))
-    if alive or not isinstance(err, P.PathError):
+    if alive or not isinstance(err, P.PathError) or 'longer than' not in str(err):
         return 'ended with %r, alive %s' % (err, alive)
 
 
