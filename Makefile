@@ -128,8 +128,9 @@ check-packaging: deps all
 	scripts/build-deb.sh
 	selftests/run_vm.sh selftests/eroce/packaging.sh
 
-# the two-host tests: guests joined through a bridge in a namespace of
-# the run (Documentation/testing.rst "Two-host lab"); not part of check yet
+# the two-host tests alone: guests joined through a bridge in a namespace
+# of the run (Documentation/testing.rst "Two-host lab"); make check runs
+# them too, as its lab stage
 lab: deps all
 	selftests/run_lab.sh selftests/lab/*.sh
 
