@@ -87,6 +87,14 @@ struct eroce_atomic_res {
 #define EROCE_RESP_INLINE_PKTS	4
 /* read response packets a fatal NAK sends ahead of itself, at most */
 #define EROCE_RESP_FATAL_BUDGET	1024
+/*
+ * packets waiting for their QP's CPU (eroce_qp_send_batch()), at most:
+ * room for what a fatal NAK sends ahead of itself; a packet sent on its
+ * own (an ACK, a NAK) finds twice as much, so a NAK still fits behind
+ */
+#define EROCE_TXQ_MAX		(EROCE_RESP_FATAL_BUDGET + EROCE_REQ_BUDGET)
+/* the QP's CPU follows its peer's requests after this many in a row */
+#define EROCE_FOLLOW_PKTS	16
 #define EROCE_ACKREQ_EVERY	32	/* AckReq at least this often */
 /* adaptive RTO: 4 * rttvar is worth at least this much */
 #define EROCE_RTO_GRANULARITY_NS	(100 * NSEC_PER_USEC)
@@ -240,12 +248,18 @@ struct eroce_qp_engine {
 	/* guards req, resp and the QP's SQ/RQ consumer side in the engines */
 	spinlock_t lock;
 	struct delayed_work work;	/* requester and read responder */
-	int cpu;			/* where the work item runs */
+	int cpu;			/* the QP's CPU: work item, responses */
+	int follow_cpu;			/* where the peer's requests arrive */
+	u32 follow_pkts;		/* how many in a row arrived there */
 	bool dead;			/* QP being destroyed: no new work */
+	bool in_work;			/* the work item runs the engines */
+	bool in_doorbell;		/* the poster runs the requester */
 	bool tx_stalled;		/* a packet was dropped on the way out */
 	bool comm_est;			/* IB_EVENT_COMM_EST raised (RTR) */
 	bool sqd_notify;		/* IB_EVENT_SQ_DRAINED still owed */
 	struct dst_cache route;		/* route of attrs.av, per CPU */
+	/* packets made away from the QP's CPU, waiting to be sent there */
+	struct sk_buff_head txq;
 	struct eroce_req req;
 	struct eroce_resp resp;
 	struct eroce_rate rate;
@@ -258,6 +272,14 @@ int eroce_wq_init(void);
 void eroce_wq_exit(void);
 void eroce_qp_kick(struct eroce_qp *qp);
 void eroce_qp_kick_later(struct eroce_qp *qp);
+struct eroce_tx_batch;
+bool eroce_qp_tx_here(struct eroce_qp *qp);
+int eroce_qp_tx_drain(struct eroce_qp *qp);
+void eroce_qp_tx_purge(struct eroce_qp *qp);
+int eroce_qp_send(struct eroce_qp *qp, struct sk_buff *skb);
+int eroce_qp_send_batch(struct eroce_qp *qp, struct eroce_tx_batch *b);
+void eroce_qp_tx_follow(struct eroce_qp *qp);
+bool eroce_qp_work_misplaced(struct eroce_qp *qp);
 
 /* eroce_qp_event.c: QP events and the engines' error primitives */
 void eroce_qp_err_register(void (*enter_err)(struct eroce_qp *qp));

@@ -351,6 +351,6 @@ void eroce_rate_ecn_ce(struct eroce_qp *qp)
 	bth = eroce_pkt_bth(skb);
 	eroce_bth_set_qpn(bth, READ_ONCE(qp->attrs.dest_qp_num));
 	eroce_bth_set_becn(bth, true);
-	if (!eroce_qp_xmit(qp, skb))
+	if (!eroce_qp_send(qp, skb))
 		eroce_stat_inc(edev, EROCE_CNT_CNP_SENT);
 }

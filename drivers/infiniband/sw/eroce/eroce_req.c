@@ -713,7 +713,7 @@ static int eroce_req_xmit_batch(struct eroce_qp *qp, struct eroce_tx_batch *b)
 	if (!first)
 		return 0;
 	psn = eroce_bth_psn(eroce_pkt_bth(first));
-	if (eroce_qp_xmit_batch(qp, b) != -ENOBUFS)
+	if (eroce_qp_send_batch(qp, b) != -ENOBUFS)
 		return 0;
 	eroce_req_rewind(qp, psn);
 	return -EAGAIN;
@@ -879,7 +879,7 @@ void eroce_req_resend_read(struct eroce_qp *qp, struct eroce_swqe *w)
 			w->length - off);
 	eroce_stat_inc(to_eroce_dev(qp->ibqp.device),
 		       EROCE_CNT_RETRANSMIT_PACKETS);
-	eroce_qp_xmit(qp, skb);
+	eroce_qp_send(qp, skb);
 }
 
 /* a UD or GSI entry is one packet, complete once it is sent */

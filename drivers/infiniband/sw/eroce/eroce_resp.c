@@ -99,6 +99,7 @@ void eroce_resp_rcv(struct eroce_qp *qp, struct eroce_rx *pkt)
 	lockdep_assert_held(&qp->eng.lock);
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
+		eroce_qp_tx_follow(qp);
 		eroce_resp_rc(qp, pkt);
 		break;
 	case IB_QPT_UC:

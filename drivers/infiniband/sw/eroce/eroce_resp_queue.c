@@ -5,12 +5,14 @@
  *
  * Read responses can be many packets; they wait in a queue of owed
  * responses, the first EROCE_RESP_INLINE_PKTS of them sent at once from
- * the receive softirq (a short read is answered without a wake-up), the
- * rest by the QP's work item.  While that queue is not empty every other
- * response (ACK, NAK, atomic ACK) joins it, so responses always leave in
- * PSN order.  Its last entry is kept for an ACK or NAK, and one that finds
- * it full is folded into the ACK or NAK queued last (eroce_resp_ack_fold()):
- * an RNR NAK is never lost behind read responses.
+ * the receive softirq when it runs on the QP's CPU (a short read is
+ * answered without a wake-up), the rest by the QP's work item.  While
+ * that queue is not empty every other response (ACK, NAK, atomic ACK)
+ * joins it, so responses are made in PSN order; they all leave from the
+ * QP's one transmit context (eroce_qp_send_batch()), so they stay in it.
+ * Its last entry is kept for an ACK or NAK, and one that finds it full
+ * is folded into the ACK or NAK queued last (eroce_resp_ack_fold()): an
+ * RNR NAK is never lost behind read responses.
  *
  * ACKs and NAKs leave from here too: at once when nothing is owed, else
  * queued, a plain ACK coalesced with the one queued last
@@ -57,7 +59,7 @@ static void eroce_resp_send_ack_now(struct eroce_qp *qp, u8 syn, u32 psn,
 		eroce_bth_set_sr(eroce_pkt_bth(skb), true);
 		eroce_bth_set_sr_hole(eroce_pkt_bth(skb), sr_hole);
 	}
-	eroce_qp_xmit(qp, skb);
+	eroce_qp_send(qp, skb);
 }
 
 void eroce_resp_send_atomic_ack_now(struct eroce_qp *qp, u32 psn,
@@ -74,7 +76,7 @@ void eroce_resp_send_atomic_ack_now(struct eroce_qp *qp, u32 psn,
 	eroce_aeth_init(eroce_hdr(info, bth, EROCE_HDR_AETH),
 			eroce_syn_ack(EROCE_AETH_CREDIT_INVALID), msn);
 	eroce_atmack_init(eroce_hdr(info, bth, EROCE_HDR_ATMACK), orig);
-	eroce_qp_xmit(qp, skb);
+	eroce_qp_send(qp, skb);
 }
 
 struct eroce_rsp *eroce_rsp_queue_add(struct eroce_qp *qp, bool ack)
@@ -225,7 +227,7 @@ static int eroce_resp_xmit_batch(struct eroce_qp *qp, struct eroce_rsp *rsp,
 {
 	u32 npkts = eroce_tx_batch_count(b);
 
-	if (eroce_qp_xmit_batch(qp, b) != -ENOBUFS)
+	if (eroce_qp_send_batch(qp, b) != -ENOBUFS)
 		return 0;
 	rsp->sent -= npkts;
 	return -EAGAIN;
@@ -387,15 +389,16 @@ void eroce_resp_fatal_nak(struct eroce_qp *qp, struct eroce_rx *pkt,
 
 /*
  * A READ was queued: send the first packets owed from here (receive
- * softirq), leave the rest to the work item.  Packets of one read may
- * then leave from two CPUs and overtake each other; the requester
- * places read responses that come early.
+ * softirq) when it runs on the QP's CPU, leave the rest, or all of them
+ * elsewhere, to the work item, which sends from that same CPU.
  */
 void eroce_resp_answer_reads(struct eroce_qp *qp)
 {
 	struct eroce_qp_engine *eng = &qp->eng;
-	bool more = eroce_resp_send_owed(qp, EROCE_RESP_INLINE_PKTS);
+	bool more = true;
 
+	if (eroce_qp_tx_here(qp))
+		more = eroce_resp_send_owed(qp, EROCE_RESP_INLINE_PKTS);
 	if (eng->tx_stalled) {
 		eng->tx_stalled = false;
 		eroce_qp_kick_later(qp);

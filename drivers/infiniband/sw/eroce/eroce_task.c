@@ -8,7 +8,9 @@
  * budget at a time, and requeues itself while work is left, so one busy
  * QP cannot starve the others or the CPU.  Packets are received in
  * softirq and handled there directly (eroce_recv.c); the retransmit timer
- * is a softirq hrtimer.  No tasklets.
+ * is a softirq hrtimer.  No tasklets.  After a run the work item moves
+ * the QP's CPU to the one its peer's requests arrive on, when nothing is
+ * on its way from the old one (eroce_qp_move()).
  *
  * Every QP transition (modify_qp, the flush of a QP in ERR, and the stop
  * of the engines when one of them hits a fatal error: eroce_qp_fatal() in
@@ -31,14 +33,16 @@
 #include "eroce.h"
 #include "eroce_fault.h"
 #include "eroce_opcode.h"
+#include "eroce_resp.h"
 
 /*
- * One run of the engines from process context: a QP in ERR is flushed,
- * otherwise the owed read responses (when @reads) and then the requester
- * run a budget each.  The work item takes over what is left, a jiffy
- * later when the stack dropped a packet.
+ * One run of the engines from process context: the packets that wait for
+ * the QP's transmit context first when this is it, then, on a QP in ERR,
+ * the flush, otherwise the owed read responses (from the work item,
+ * @work) and the requester, a budget each.  The work item takes over
+ * what is left, a jiffy later when the stack dropped a packet.
  */
-static void eroce_qp_run(struct eroce_qp *qp, bool reads)
+static void eroce_qp_run(struct eroce_qp *qp, bool work)
 {
 	struct eroce_qp_engine *eng = &qp->eng;
 	bool more = false, stalled;
@@ -48,13 +52,23 @@ static void eroce_qp_run(struct eroce_qp *qp, bool reads)
 		spin_unlock_bh(&eng->lock);
 		return;
 	}
+	eng->in_work = work;
+	eng->in_doorbell = !work;
+	if (work && eroce_qp_work_misplaced(qp))
+		goto out_unlock;
+	/* a failed drain kicked the work item for later */
+	if (eroce_qp_tx_here(qp) && eroce_qp_tx_drain(qp))
+		goto out_unlock;
 	if (eroce_qp_state(qp) == IB_QPS_ERR) {
 		eroce_qp_flush_locked(qp);
 	} else {
-		if (reads)
+		if (work)
 			more = eroce_resp_run_reads(qp);
 		more |= eroce_req_run(qp);
 	}
+out_unlock:
+	eng->in_work = false;
+	eng->in_doorbell = false;
 	stalled = eng->tx_stalled;
 	eng->tx_stalled = false;
 	spin_unlock_bh(&eng->lock);
@@ -76,8 +90,9 @@ static void eroce_qp_run(struct eroce_qp *qp, bool reads)
  * has just posted the CQE the poster reacted to and is sending its ACK)
  * this waits for it rather than handing the post to the work item: the
  * lock is held for one packet's worth of work, a wake-up costs far more.
- * The work item takes over what a budget leaves.  On a QP in ERR the
- * post is flushed at once.
+ * The requests leave from the poster's CPU (eroce_qp_send_batch()); the
+ * work item takes over what a budget leaves.  On a QP in ERR the post is
+ * flushed at once.
  * Context: process context (the POST_SEND doorbell).
  */
 void eroce_qp_doorbell(struct eroce_qp *qp)
@@ -206,6 +221,32 @@ void __init eroce_task_init(void)
 	eroce_qp_err_register(eroce_qp_enter_err);
 }
 
+/*
+ * The QP's CPU moves to where its peer's requests arrive
+ * (eroce_qp_tx_follow() counts them), from the work item on the old CPU
+ * after its run: the run's packets were handed to the stack before its
+ * engine lock was dropped, and the softirqs that took them on ran when
+ * bottom halves came back on.  Nothing waits for the transmit context
+ * and no response is owed, so nothing the old CPU sends later can be
+ * overtaken by what the new one sends.
+ */
+static void eroce_qp_move(struct eroce_qp *qp)
+{
+	struct eroce_qp_engine *eng = &qp->eng;
+
+	spin_lock_bh(&eng->lock);
+	if (!eng->dead && eng->follow_pkts >= EROCE_FOLLOW_PKTS &&
+	    eng->follow_cpu != eng->cpu && cpu_online(eng->follow_cpu) &&
+	    smp_processor_id() == eng->cpu && skb_queue_empty(&eng->txq) &&
+	    eroce_rsp_queue_empty(&eng->resp)) {
+		WRITE_ONCE(eng->cpu, eng->follow_cpu);
+		eng->follow_pkts = 0;
+		eroce_stat_inc(to_eroce_dev(qp->ibqp.device),
+			       EROCE_CNT_QP_CPU_MOVES);
+	}
+	spin_unlock_bh(&eng->lock);
+}
+
 static void eroce_qp_work(struct work_struct *work)
 {
 	struct eroce_qp_engine *eng = container_of(to_delayed_work(work),
@@ -213,6 +254,7 @@ static void eroce_qp_work(struct work_struct *work)
 	struct eroce_qp *qp = container_of(eng, struct eroce_qp, eng);
 
 	eroce_qp_run(qp, true);
+	eroce_qp_move(qp);
 }
 
 /**
@@ -231,7 +273,9 @@ int eroce_qp_engine_init(struct eroce_qp *qp, struct eroce_srq *srq)
 
 	spin_lock_init(&eng->lock);
 	INIT_DELAYED_WORK(&eng->work, eroce_qp_work);
+	__skb_queue_head_init(&eng->txq);
 	eng->cpu = cpumask_local_spread(0, NUMA_NO_NODE);
+	eng->follow_cpu = eng->cpu;
 	hrtimer_init(&eng->req.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	eng->req.timer.function = eroce_req_timer;
 	eroce_rate_init(qp);
@@ -300,6 +344,7 @@ void eroce_qp_engine_fini(struct eroce_qp *qp)
 	WARN_ON_ONCE(delayed_work_pending(&eng->work));
 
 	spin_lock_bh(&eng->lock);
+	eroce_qp_tx_purge(qp);
 	eroce_resp_reset(qp);
 	spin_unlock_bh(&eng->lock);
 	eroce_qp_engine_free(qp);
@@ -360,6 +405,7 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 		hrtimer_try_to_cancel(&req->timer);
 		req->timer_armed = false;
 		req->tlp_armed = false;
+		eroce_qp_tx_purge(qp);
 		eroce_resp_reset(qp);
 		eroce_qp_discard(qp);
 		eroce_req_resync(qp);
@@ -368,10 +414,13 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 		return;
 	}
 
-	/* spread QPs over the CPUs by number */
-	if (cur == IB_QPS_RESET)
+	/* spread QPs over the CPUs by number; requests may move them */
+	if (cur == IB_QPS_RESET) {
 		WRITE_ONCE(eng->cpu, cpumask_local_spread(qp->ibqp.qp_num,
 							  NUMA_NO_NODE));
+		eng->follow_cpu = eng->cpu;
+		eng->follow_pkts = 0;
+	}
 
 	if (next == IB_QPS_RTR && cur != IB_QPS_RTR) {
 		/* room for every read the peer may have outstanding */

@@ -11,13 +11,13 @@
  * and sends it through the IP stack of the egress netdev's namespace, so
  * the namespace's routes, neighbours, netfilter and qdiscs apply.  A
  * connected QP's engines collect their packets in a struct eroce_tx_batch
- * and send equal-sized ones together with eroce_qp_xmit_batch(): one UDP
- * GSO skb that segmentation cuts back into the packets the ICRCs were
- * computed for.  A connected QP keeps its route in a per-CPU dst_cache
- * (eroce_qp_xmit()), which the routing layer invalidates when routes
- * change; a new address vector drops it (eroce_qp_route_forget()).  The
- * egress netdev is the one of the source GID (a VLAN device for a VLAN
- * GID).
+ * and send equal-sized ones together with eroce_qp_xmit_batch() (through
+ * eroce_sched.c, which calls it on the QP's CPU): one UDP GSO skb that
+ * segmentation cuts back into the packets the ICRCs were computed for.
+ * A connected QP keeps its route in a per-CPU dst_cache, which the
+ * routing layer invalidates when routes change; a new address vector
+ * drops it (eroce_qp_route_forget()).  The egress netdev is the one of
+ * the source GID (a VLAN device for a VLAN GID).
  *
  * A packet routed through the loopback device from another netdev (to an
  * address of the sending netdev: QPs of one device talking to each other)
@@ -40,7 +40,7 @@
  * verified.  Packets looped back by eroce_recv_looped() carry none.
  *
  * Context: process context or softirq, bottom halves off.  Locks: none
- * for eroce_pkt_xmit(); eroce_qp_xmit() and eroce_qp_route_forget() run
+ * for eroce_pkt_xmit(); eroce_qp_xmit_batch() and eroce_qp_route_forget() run
  * under the QP's engine lock, which guards its route cache.  RCU for the
  * GID attribute's netdev; the loopback queue's own lock.
  */
@@ -602,22 +602,6 @@ static u16 eroce_qp_sport(struct eroce_qp *qp)
 }
 
 /**
- * eroce_qp_xmit() - send a packet on a connected QP's path
- * @qp: an RC or UC QP with its address vector set
- * @skb: a packet from eroce_pkt_alloc(), consumed in every case
- *
- * As eroce_pkt_xmit(), through the QP's route cache, from the UDP source
- * port of the QP's flow.
- * Context: the QP's engine lock held.
- */
-int eroce_qp_xmit(struct eroce_qp *qp, struct sk_buff *skb)
-{
-	lockdep_assert_held(&qp->eng.lock);
-	return eroce_pkt_xmit(to_eroce_dev(qp->ibqp.device), &qp->attrs.av,
-			      &qp->eng.route, eroce_qp_sport(qp), skb);
-}
-
-/**
  * eroce_tx_batch_fits() - may a packet join a batch?
  * @qp: the QP whose packets the batch holds
  * @b: the batch
@@ -656,8 +640,11 @@ void eroce_tx_batch_add(struct eroce_tx_batch *b, struct sk_buff *skb)
  * @qp: an RC or UC QP with its address vector set
  * @b: the batch, empty afterwards
  *
+ * As eroce_pkt_xmit(), through the QP's route cache, from the UDP source
+ * port of the QP's flow.  The engines send through eroce_qp_send_batch(),
+ * which calls this in the QP's transmit context.
  * Context: the QP's engine lock held.
- * Return: as eroce_qp_xmit(), for all of the batch's packets.
+ * Return: as eroce_pkt_xmit(), for all of the batch's packets.
  */
 int eroce_qp_xmit_batch(struct eroce_qp *qp, struct eroce_tx_batch *b)
 {

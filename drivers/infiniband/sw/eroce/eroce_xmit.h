@@ -64,7 +64,6 @@ struct sk_buff *eroce_pkt_alloc(struct eroce_dev *edev, u8 opcode,
 void *eroce_pkt_payload(struct sk_buff *skb);
 int eroce_pkt_xmit(struct eroce_dev *edev, const struct eroce_av *av,
 		   struct dst_cache *route, u16 sport, struct sk_buff *skb);
-int eroce_qp_xmit(struct eroce_qp *qp, struct sk_buff *skb);
 bool eroce_tx_batch_fits(struct eroce_qp *qp, const struct eroce_tx_batch *b,
 			 u32 len);
 void eroce_tx_batch_add(struct eroce_tx_batch *b, struct sk_buff *skb);
