@@ -224,11 +224,14 @@ void __init eroce_task_init(void)
 /*
  * The QP's CPU moves to where its peer's requests arrive
  * (eroce_qp_tx_follow() counts them), from the work item on the old CPU
- * after its run: the run's packets were handed to the stack before its
- * engine lock was dropped, and the softirqs that took them on ran when
- * bottom halves came back on.  Nothing waits for the transmit context
- * and no response is owed, so nothing the old CPU sends later can be
- * overtaken by what the new one sends.
+ * (or wherever it runs when that one went offline), after its run, when
+ * nothing waits for the transmit context and no response is owed.  The
+ * run handed its packets to the stack before it dropped the engine lock,
+ * and a veth's backlog on the old CPU is processed when bottom halves
+ * come back on there, unless softirqs are pushed to ksoftirqd: only then,
+ * or in two transmit queues of a NIC, can the first responses from the
+ * new CPU overtake the old CPU's last ones, at a move, which
+ * EROCE_FOLLOW_PKTS keeps rare.
  */
 static void eroce_qp_move(struct eroce_qp *qp)
 {
@@ -237,8 +240,8 @@ static void eroce_qp_move(struct eroce_qp *qp)
 	spin_lock_bh(&eng->lock);
 	if (!eng->dead && eng->follow_pkts >= EROCE_FOLLOW_PKTS &&
 	    eng->follow_cpu != eng->cpu && cpu_online(eng->follow_cpu) &&
-	    smp_processor_id() == eng->cpu && skb_queue_empty(&eng->txq) &&
-	    eroce_rsp_queue_empty(&eng->resp)) {
+	    (smp_processor_id() == eng->cpu || !cpu_online(eng->cpu)) &&
+	    skb_queue_empty(&eng->txq) && eroce_rsp_queue_empty(&eng->resp)) {
 		WRITE_ONCE(eng->cpu, eng->follow_cpu);
 		eng->follow_pkts = 0;
 		eroce_stat_inc(to_eroce_dev(qp->ibqp.device),
