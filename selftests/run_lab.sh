@@ -69,7 +69,8 @@
 # a longer timeout than the default 300 s ("# vm-timeout: SECS" among its
 # first 20 lines); --timeout overrides.  The logs of failed scripts stay
 # in out/vm/runs/.  A script runs on the number of guests its "#
-# lab-guests: N" line (first 20 lines) asks for, else on --guests's.
+# lab-guests: N" line (first 20 lines) asks for, else on --guests's, with
+# the NIC its "# lab-nic: NIC" line asks for, else --nic's.
 # --env NAME=VALUE (repeatable) sets NAME in the
 # scripts' environment on every guest; --cpu MODEL replaces the CPU
 # model; --mem the memory of each guest (default 1024 MiB).
@@ -91,6 +92,7 @@ SWG=0
 # the switch guest's memory, MiB: it runs a bridge, tc and the script
 SW_MEM=512
 NIC=virtio
+NIC_SET=0
 MTU=1500
 CPU="qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt,+pclmulqdq"
 MEM=1024
@@ -116,7 +118,7 @@ parse_args() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--guests) [ $# -ge 2 ] || usage; GUESTS=$2; GUESTS_SET=1; shift ;;
-		--nic) [ $# -ge 2 ] || usage; NIC=$2; shift ;;
+		--nic) [ $# -ge 2 ] || usage; NIC=$2; NIC_SET=1; shift ;;
 		--mtu) [ $# -ge 2 ] || usage; MTU=$2; shift ;;
 		--switch) [ $# -ge 2 ] || usage; SWITCH_ARGS+=("$2"); shift ;;
 		--timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; TIMEOUT_SET=1; shift ;;
@@ -430,6 +432,15 @@ test_guests() {
 	echo "${n:-$GUESTS}"
 }
 
+# test_nic TEST: the script's "# lab-nic: NIC" unless --nic was given,
+# else --nic's (or the default)
+test_nic() {
+	local n=''
+	[ "$NIC_SET" = 1 ] ||
+		n=$(sed -n '1,20s/^# lab-nic: *\(virtio\|e1000e\|virtio-mq\) *$/\1/p' "$1" | head -n 1)
+	echo "${n:-$NIC_ARG}"
+}
+
 # test_switch_guest TEST: 1 when the script asks for a switch guest ("#
 # lab-switch-guest: yes" among its first 20 lines), else 0
 test_switch_guest() {
@@ -480,6 +491,7 @@ run_test() {
 
 	name=$(test_name "$t")
 	GUESTS=$(test_guests "$t")
+	NIC=$(test_nic "$t")
 	SWG=$(test_switch_guest "$t")
 	T=$(test_timeout "$t")
 	RUN=$(mktemp -d "$OUT/runs/lab-$(echo "$name" | tr / _).XXXXXX")
@@ -542,6 +554,7 @@ main() {
 	local n=0 t abs
 
 	parse_args "$@"
+	NIC_ARG=$NIC
 	check_host
 	prepare_images
 	trap cleanup EXIT
