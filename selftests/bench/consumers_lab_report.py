@@ -19,7 +19,7 @@ TRANSPORTS = ("eroce", "rxe", "tcp")
 TESTS = ("nvme_seq_read_128k", "nvme_seq_write_128k", "nvme_rand_read_4k",
          "nfs_write_1m", "nfs_read_1m", "iser_seq_read_128k", "iser_seq_write_128k")
 # eroce's counters shown under the table when they moved
-EROCE_FACTS = ("rx_packets", "tx_packets", "rx_batches", "tx_batches", "retransmit_timeouts",
+EROCE_FACTS = ("rx_packets", "tx_packets", "tx_batches", "retransmit_timeouts",
                "retransmitted_packets", "duplicate_requests", "seq_err_naks_sent",
                "rnr_naks_sent", "retry_exceeded")
 

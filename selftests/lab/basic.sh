@@ -9,7 +9,7 @@
 #   - ib_write_bw, 64 KiB, a short run: the client's average Gb/s as a
 #     diagnostic (TCG: compare, do not read it as a speed)
 #   - eroce0's counters moved (tx_packets, rx_packets), nothing dropped as
-#     malformed; rx_batches and retransmit_timeouts as diagnostics (the
+#     malformed; retransmit_timeouts as a diagnostic (the
 #     path drops nothing: every retransmit timeout is a spurious one)
 #   - the NIC's GRO chained the peer's packets into batches that eroce
 #     walked (rx_gro_batches moved, with more packets than batches in
@@ -101,7 +101,7 @@ tcp_bw() {
 
 counters() {
 	local c d bad=
-	for c in rx_batches rx_gro_batches rx_gro_packets tx_batches \
+	for c in rx_gro_batches rx_gro_packets tx_batches \
 		retransmit_timeouts retransmitted_packets; do
 		d=$(stat_delta "$DEV/1" "$SNAP" "$c") || d='?'
 		ktap_diag "guest$LAB_I $c +$d (now $(stat_get "$DEV/1" "$c"))"

@@ -340,7 +340,7 @@ void eroce_recv_register(void (*up)(struct eroce_dev *edev,
 				    const union ib_gid *sgid,
 				    const union ib_gid *dgid,
 				    bool mcast));
-void eroce_recv_ready(struct sock *sk);
+int eroce_recv_encap(struct sock *sk, struct sk_buff *skb);
 void eroce_recv_looped(struct sk_buff *skb);
 
 /* eroce_deliver.c: a received packet into one QP's transport */

@@ -4,13 +4,13 @@
  *
  * It owns the gro_receive and gro_complete hooks of the namespace's
  * UDP/4791 sockets, installed by eroce_gro_sock_setup() when eroce_net.c
- * opens them, as a UDP tunnel installs its own: with no encap_rcv, so
- * what GRO makes is still queued to the socket and taken by
- * eroce_recv_ready().  A netdev with generic GRO on (and no XDP program)
- * calls eroce_gro_receive() for each RoCEv2 packet of a NAPI poll, once
- * udp4_gro_receive() or udp6_gro_receive() has checked its UDP checksum
- * (or found it zero), and udp_gro_receive() has kept as the same flow
- * only the held packets with the same addresses and UDP ports.
+ * opens them, as a UDP tunnel installs its own, with eroce_recv.c's
+ * encap_rcv, which gets what GRO made.  A netdev with generic GRO on
+ * (and no XDP program) calls eroce_gro_receive() for each RoCEv2 packet
+ * of a NAPI poll, once udp4_gro_receive() or udp6_gro_receive() has
+ * checked its UDP checksum (or found it zero), and udp_gro_receive() has
+ * kept as the same flow only the held packets with the same addresses
+ * and UDP ports.
  *
  * Among those, a packet joins the held one of its destination QP (BTH
  * DestQP): chained to its frag_list, with skb->data left at its own IP
@@ -31,9 +31,11 @@
  * rdma_rxe and RoCE NICs in none) may see its packets of one poll
  * reordered, which the transport recovers from as from reordering on the
  * wire.  At the end of the poll eroce_gro_complete() marks a batch
- * SKB_GSO_FRAGLIST | SKB_GSO_UDP_L4, as the IP layer's fraglist GRO does:
- * the sockets accept both (udp_allow_gso()), so the UDP stack queues it
- * whole, and eroce_recv.c walks it (eroce_recv_flist()).
+ * SKB_GSO_FRAGLIST | SKB_GSO_UDP_L4, as the IP layer's fraglist GRO does,
+ * beside the tunnel flag udp_gro_complete() set: the sockets accept both
+ * (udp_allow_gso()), and the UDP stack cuts only GSO skbs without a
+ * tunnel flag before an encap_rcv, so it hands the batch whole to
+ * eroce_recv_encap(), and eroce_recv.c walks it (eroce_recv_flist()).
  *
  * Context: softirq, in the NAPI poll, under rcu_read_lock(); process
  * context for eroce_gro_sock_setup().  No locks of its own: the device is
@@ -215,7 +217,9 @@ static struct sk_buff *eroce_gro_receive(struct sock *sk,
  * lengths to cover the whole batch, and its UDP checksum, if non-zero,
  * to that length's pseudo-header sum; eroce_recv.c works out the head's
  * own length from what its chained packets leave.  udp_gro_complete()
- * made it a tunnel's: undo that.  Every packet's UDP checksum has been
+ * made it a tunnel's (SKB_GSO_UDP_TUNNEL, _CSUM with a checksum), which
+ * keeps the UDP stack from cutting it before eroce_recv_encap(); it has
+ * no inner headers, though.  Every packet's UDP checksum has been
  * checked, so the UDP stack must not check the batch as one datagram.
  */
 static int eroce_gro_complete(struct sock *sk, struct sk_buff *skb, int nhoff)
@@ -226,7 +230,7 @@ static int eroce_gro_complete(struct sock *sk, struct sk_buff *skb, int nhoff)
 	skb_walk_frags(skb, seg)
 		own -= seg->len;
 	skb->encapsulation = 0;
-	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+	skb_shinfo(skb)->gso_type |= SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
 	skb_shinfo(skb)->gso_size = own - nhoff;
 	skb_shinfo(skb)->gso_segs = NAPI_GRO_CB(skb)->count;
 	skb->ip_summed = CHECKSUM_UNNECESSARY;
@@ -235,24 +239,26 @@ static int eroce_gro_complete(struct sock *sk, struct sk_buff *skb, int nhoff)
 }
 
 /**
- * eroce_gro_sock_setup() - install the GRO hooks on a RoCEv2 socket
+ * eroce_gro_sock_setup() - install the receive hooks on a RoCEv2 socket
  * @sock: a UDP/4791 socket of eroce_net.c, not yet receiving
  *
- * setup_udp_tunnel_sock() sets the hooks and enables the UDP stack's
- * socket lookup in GRO (udp_encap_needed_key, udpv6_encap_needed_key);
- * with no encap_type and no encap_rcv, packets are still queued to the
- * socket.  It also does two things a RoCEv2 socket does not want, undone
- * here: IPv4 multicast loopback off (eroce delivers a group's packets to
- * the sending host's own QPs, see eroce_net.c), and the conversion of
- * CHECKSUM_UNNECESSARY into CHECKSUM_COMPLETE for an encap_rcv, which
- * eroce does not have.  IPv6 multicast loopback is the IPv6 socket's own
- * flag, which it leaves alone.
+ * setup_udp_tunnel_sock() sets the GRO hooks and eroce_recv.c's
+ * encap_rcv, and enables the UDP stack's socket lookup in GRO and its
+ * encap_rcv calls (udp_encap_needed_key, udpv6_encap_needed_key).  It
+ * also does two things a RoCEv2 socket does not want, undone here: IPv4
+ * multicast loopback off (eroce delivers a group's packets to the
+ * sending host's own QPs, see eroce_net.c), and the conversion of
+ * CHECKSUM_UNNECESSARY into CHECKSUM_COMPLETE for the encap_rcv, which
+ * checks an ICRC and no checksum of the UDP payload.  IPv6 multicast
+ * loopback is the IPv6 socket's own flag, which it leaves alone.
  *
  * Context: process context.
  */
 void eroce_gro_sock_setup(struct socket *sock)
 {
 	struct udp_tunnel_sock_cfg cfg = {
+		.encap_type = 1,
+		.encap_rcv = eroce_recv_encap,
 		.gro_receive = eroce_gro_receive,
 		.gro_complete = eroce_gro_complete,
 	};

@@ -5,14 +5,15 @@
  * A RoCEv2 device sends and receives in the namespace of its netdev.  The
  * first eroce device created in a namespace opens one IPv4 and (if IPv6 is
  * available there) one IPv6 kernel UDP socket bound to port 4791, made by
- * udp_sock_create(), with a tunnel's GRO hooks (eroce_gro.c) but no
- * encap_rcv; the last device to go closes them.  Kernel sockets hold no
- * reference on their namespace, so the pernet exit hook waits until every
- * device of a dying namespace has been unregistered (its netdev goes away
- * with the namespace) and the sockets are closed, before the namespace is
- * freed.
- * Each socket's sk_data_ready is eroce_recv_ready() (eroce_recv.c), which
- * takes what the UDP stack queued; eroce_xmit.c sends on them.
+ * udp_sock_create(), with a tunnel's encap_rcv (eroce_recv.c) and GRO
+ * hooks (eroce_gro.c); the last device to go closes them.  Kernel sockets
+ * hold no reference on their namespace, so the pernet exit hook waits
+ * until every device of a dying namespace has been unregistered (its
+ * netdev goes away with the namespace) and the sockets are closed, before
+ * the namespace is freed.
+ * Nothing is ever queued to them: the UDP stack hands every packet to
+ * eroce_recv_encap() on the CPU that received it; eroce_xmit.c sends on
+ * them.
  *
  * Context: process context only (device creation and teardown, pernet
  * exit).  Locks: eroce_net_lock (mutex) guards eroce_net_list and every
@@ -35,9 +36,6 @@ struct eroce_net {
 	unsigned int users;		/* devices using the sockets */
 };
 
-/* room in a socket's receive queue (the kernel doubles it) */
-#define EROCE_NET_RCVBUF	(4 << 20)
-
 static DEFINE_MUTEX(eroce_net_lock);
 static LIST_HEAD(eroce_net_list);
 static DECLARE_WAIT_QUEUE_HEAD(eroce_net_released);
@@ -46,7 +44,6 @@ static struct socket *eroce_net_sock_open(struct net *net, bool ipv6)
 {
 	struct udp_port_cfg udp_cfg = {};
 	struct socket *sock;
-	struct sock *sk;
 	int err;
 
 	if (ipv6) {
@@ -66,31 +63,24 @@ static struct socket *eroce_net_sock_open(struct net *net, bool ipv6)
 		return ERR_PTR(err);
 
 	/*
-	 * Not a tunnel's socket: no encap_rcv.  The stack cuts a GSO skb
-	 * into its segments before a tunnel's encap_rcv sees them, but
-	 * queues it whole for a socket that accepts GSO, so
-	 * eroce_recv_ready() takes a batch at once (Documentation/design.rst,
-	 * "Batched receive"): one that eroce sent, or one that GRO chained
-	 * from a NIC's packets through the gro_receive and gro_complete hooks
-	 * eroce_gro_sock_setup() installs.  The queue holds an skb only until
-	 * that hook, called right after, takes it off; the buffer limit only
-	 * has to let every CPU's one through.  Multicast loopback stays on,
-	 * as every new inet socket has it (setup_udp_tunnel_sock() turns it
-	 * off for IPv4; eroce_gro_sock_setup() turns it back on): through
-	 * ip_mc_output() or ip6_finish_output2(), a multicast packet sent
-	 * with these sockets comes back in on its egress netdev when that
-	 * netdev has joined the group, as the group's first attachment made
-	 * it (eroce_mcast.c).  So the QPs of that netdev's device attached to
-	 * the group get what their own host sends to it, as a RoCE NIC
-	 * delivers a group's packets to its own.
+	 * A tunnel's socket (eroce_gro_sock_setup()): each packet goes to
+	 * eroce_recv_encap() in the softirq that received it, never through
+	 * a queue all CPUs share (Documentation/design.rst, "Receive on
+	 * many CPUs").  The stack cuts a GSO skb without a tunnel flag into
+	 * its packets first, and hands a batch that GRO chained from a NIC's
+	 * packets through eroce_gro.c's hooks whole, as the socket accepts
+	 * GSO.  Multicast loopback stays on, as every new inet socket has it
+	 * (setup_udp_tunnel_sock() turns it off for IPv4;
+	 * eroce_gro_sock_setup() turns it back on): through ip_mc_output() or
+	 * ip6_finish_output2(), a multicast packet sent with these sockets
+	 * comes back in on its egress netdev when that netdev has joined the
+	 * group, as the group's first attachment made it (eroce_mcast.c).
+	 * So the QPs of that netdev's device attached to the group get what
+	 * their own host sends to it, as a RoCE NIC delivers a group's
+	 * packets to its own.
 	 */
-	sk = sock->sk;
 	eroce_gro_sock_setup(sock);
-	udp_allow_gso(sk);
-	sock_set_rcvbuf(sk, EROCE_NET_RCVBUF);
-	write_lock_bh(&sk->sk_callback_lock);
-	sk->sk_data_ready = eroce_recv_ready;
-	write_unlock_bh(&sk->sk_callback_lock);
+	udp_allow_gso(sock->sk);
 	return sock;
 }
 

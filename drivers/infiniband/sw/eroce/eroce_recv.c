@@ -2,29 +2,30 @@
 /*
  * eroce_recv.c - RoCEv2 packets in: validation, then up to the transport.
  *
- * Everything here distrusts the network.  A packet reaching the UDP/4791
- * socket is checked in this order, and each failure is a drop with its
- * own counter and a rate-limited debug line: an eroce device on the
- * receiving netdev or on the VLAN device's real device (none: a drop not
- * counted), the UDP checksum (the UDP stack leaves it to the socket's
- * reader), a linear buffer (a batch's packets are instead checked one by
- * one from here on: one eroce sent, cut by its gso_size, or one that GRO
- * chained (eroce_gro.c), each packet with its own IP and UDP headers,
- * which must be where its skb says and agree with it, and its own UDP
- * checksum), transport headers that fit the packet and an opcode
- * eroce knows (eroce_hdr_check()), the ICRC, a destination GID of this
- * device on this netdev (or a multicast group).  A packet that passes
- * goes up through the one function registered at module init
- * (eroce_dispatch.c), which checks what depends on the QP: the
- * multicast group's QPs, the destination QP, its transport, the P_Key,
- * the QP state and the peer's address (eroce_deliver.c).  This file calls
- * no file above the network layer.
+ * Everything here distrusts the network.  The UDP stack hands the
+ * UDP/4791 sockets' packets to their encap_rcv hook, eroce_recv_encap(),
+ * in the softirq of the CPU that received them, once it has checked the
+ * UDP checksum; nothing is queued, so a QP's packets are taken in the
+ * order they arrived.  Each is checked in this order, and each failure
+ * is a drop with its own counter and a rate-limited debug line: an eroce
+ * device on the receiving netdev or on the VLAN device's real device
+ * (none: counted in the namespace's UDP InErrors), a linear buffer (a
+ * batch that GRO chained, eroce_gro.c, is instead checked packet by
+ * packet from here on, each with its own IP and UDP headers, which must
+ * be where its skb says and agree with it, and its own UDP checksum),
+ * transport headers that fit the packet and an opcode eroce knows
+ * (eroce_hdr_check()), the ICRC, a destination GID of this device on this
+ * netdev (or a multicast group).  A packet that passes goes up through
+ * the one function registered at module init (eroce_dispatch.c), which
+ * checks what depends on the QP: the multicast group's QPs, the
+ * destination QP, its transport, the P_Key, the QP state and the peer's
+ * address (eroce_deliver.c).  This file calls no file above the network
+ * layer.
  *
- * Context: softirq, in the sockets' sk_data_ready hook
- * (eroce_recv_ready()); or the loopback work item of eroce_xmit.c, bottom
- * halves off (eroce_recv_looped()).  No locks of its own: the device is
- * looked up with a reference, the destination GID in ib_core's GID
- * table.
+ * Context: softirq, in the sockets' encap_rcv hook; or the loopback work
+ * item of eroce_xmit.c, bottom halves off (eroce_recv_looped()).  No
+ * locks of its own: the device is looked up with a reference, the
+ * destination GID in ib_core's GID table.
  */
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
@@ -208,56 +209,24 @@ static void eroce_recv_one(struct eroce_recv_ctx *rx, struct sk_buff *skb)
 }
 
 /*
- * Is @skb a batch as eroce sends them (eroce_xmit_gso()): its first
- * packet in the head's linear part, each further one a linear skb of its
- * frag_list, all gso_size long but the last, which may be shorter?
+ * The first packet of a GRO batch, @len bytes from its BTH at @skb->data:
+ * its own IP and UDP headers, with the lengths GRO rewrote to cover the
+ * batch set back to its own, which its ICRC covers.
  */
-static bool eroce_recv_batch_walkable(const struct sk_buff *skb)
-{
-	const struct skb_shared_info *shinfo = skb_shinfo(skb);
-	u32 seg_len = shinfo->gso_size;
-	const struct sk_buff *seg;
-	u32 len = seg_len;
-
-	if (shinfo->gso_type & ~(SKB_GSO_UDP_L4 | SKB_GSO_TCP_FIXEDID |
-				 SKB_GSO_DODGY) ||
-	    !(shinfo->gso_type & SKB_GSO_UDP_L4) ||
-	    !seg_len || shinfo->nr_frags || skb_headlen(skb) != seg_len)
-		return false;
-	skb_walk_frags(skb, seg) {
-		if (skb_is_nonlinear(seg) || !seg->len || seg->len > seg_len ||
-		    (seg->len < seg_len && seg->next))
-			return false;
-		len += seg->len;
-	}
-	return len == skb->len;
-}
-
-/*
- * Packet @idx of a batch: the headers segmentation would have given it
- * (the batch's, with its own lengths and the IPv4 ID advanced @idx
- * times), which its ICRC covers.
- */
-static void eroce_recv_batch_pkt(struct eroce_recv_ctx *rx,
-				 struct sk_buff *skb, const struct sk_buff *head,
-				 u16 idx, u8 *bth, u32 len)
+static void eroce_recv_head_pkt(struct eroce_recv_ctx *rx,
+				struct sk_buff *skb, u32 len)
 {
 	u8 iph[EROCE_IPV4_HDR_MAX];
-	struct udphdr udph = *udp_hdr(head);
+	struct udphdr udph = *udp_hdr(skb);
 	u16 udp_len = sizeof(udph) + len;
 
-	memcpy(iph, skb_network_header(head), rx->iph_len);
-	if (rx->ipv4) {
-		struct iphdr *ip4 = (struct iphdr *)iph;
-
-		ip4->tot_len = htons(rx->iph_len + udp_len);
-		if (!(skb_shinfo(head)->gso_type & SKB_GSO_TCP_FIXEDID))
-			ip4->id = htons(ntohs(ip4->id) + idx);
-	} else {
+	memcpy(iph, skb_network_header(skb), rx->iph_len);
+	if (rx->ipv4)
+		((struct iphdr *)iph)->tot_len = htons(rx->iph_len + udp_len);
+	else
 		((struct ipv6hdr *)iph)->payload_len = htons(udp_len);
-	}
 	udph.len = htons(udp_len);
-	eroce_recv_pkt(rx, skb, iph, &udph, bth, len);
+	eroce_recv_pkt(rx, skb, iph, &udph, skb->data, len);
 }
 
 /*
@@ -276,69 +245,6 @@ static struct sk_buff *eroce_recv_detach(struct sk_buff *head)
 		head->truesize -= seg->truesize;
 	}
 	return list;
-}
-
-/*
- * A batch taken whole from the socket: walk its packets in one pass, each
- * validated as if it had come alone.  Unless the batch is shared with
- * someone else (a packet tap's clone), its frag_list is detached first;
- * else a packet that is kept is copied.
- */
-static void eroce_recv_batch(struct eroce_recv_ctx *rx, struct sk_buff *head)
-{
-	bool detach = !skb_cloned(head) && !skb_shared(head);
-	struct sk_buff *list, *seg, *next;
-	u16 idx = 0;
-
-	eroce_stat_inc(rx->edev, EROCE_CNT_RX_BATCHES);
-	if (detach) {
-		list = eroce_recv_detach(head);
-	} else {
-		list = skb_shinfo(head)->frag_list;
-		rx->shared = true;
-	}
-
-	eroce_recv_batch_pkt(rx, head, head, idx++, head->data,
-			     skb_headlen(head));
-	skb_list_walk_safe(list, seg, next) {
-		if (detach)
-			skb_mark_not_on_list(seg);
-		eroce_recv_batch_pkt(rx, seg, head, idx++, seg->data, seg->len);
-		if (detach)
-			consume_skb(seg);
-	}
-}
-
-/*
- * Any other UDP GSO skb (a local program's UDP_SEGMENT send): made linear
- * and cut every gso_size bytes, each packet with the headers segmentation
- * would have given it, as in a batch.  Its sender chose gso_size: one
- * smaller than the smallest RoCE packet, or more segments than a UDP
- * send may make, drops it whole rather than walking thousands of
- * segments in softirq.
- */
-static void eroce_recv_cut(struct eroce_recv_ctx *rx, struct sk_buff *skb)
-{
-	u32 seg_len = skb_shinfo(skb)->gso_size;
-	u32 off;
-	u16 idx;
-
-	eroce_stat_inc(rx->edev, EROCE_CNT_RX_SEGMENTED);
-	if (seg_len < EROCE_BTH_BYTES + EROCE_ICRC_BYTES ||
-	    DIV_ROUND_UP(skb->len, seg_len) > UDP_MAX_SEGMENTS) {
-		eroce_rx_drop(rx->edev, DROP_BAD_GSO,
-			      "GSO skb of %u bytes cut every %u", skb->len,
-			      seg_len);
-		return;
-	}
-	if (skb->len > U16_MAX || skb_linearize(skb)) {
-		eroce_rx_drop(rx->edev, DROP_NOMEM, "cannot cut a GSO skb");
-		return;
-	}
-	rx->shared = true;
-	for (off = 0, idx = 0; off < skb->len; off += seg_len, idx++)
-		eroce_recv_batch_pkt(rx, skb, skb, idx, skb->data + off,
-				     min(seg_len, skb->len - off));
 }
 
 /*
@@ -449,8 +355,8 @@ static struct sk_buff *eroce_recv_chained(struct eroce_recv_ctx *rx,
 /*
  * The first packet of a GRO batch, @own bytes from head->data (its BTH):
  * GRO rewrote its IP and UDP lengths to cover the batch, so it gets
- * headers with its own lengths, as a packet of eroce's batches does.
- * In place when it is linear, else from a linear copy.
+ * headers with its own lengths.  In place when it is linear, else from a
+ * linear copy.
  */
 static void eroce_recv_flist_head(struct eroce_recv_ctx *rx,
 				  struct sk_buff *head, u32 own)
@@ -466,22 +372,20 @@ static void eroce_recv_flist_head(struct eroce_recv_ctx *rx,
 			return;
 		}
 	}
-	eroce_recv_batch_pkt(rx, skb, skb, 0, skb->data, own);
+	eroce_recv_head_pkt(rx, skb, own);
 	if (skb != head)
 		consume_skb(skb);
 }
 
 /*
- * A GRO batch: eroce_gro.c's, or a fraglist GRO skb (a netdev with
- * rx-gro-list on, when GRO ran where eroce has no socket).  Its first
- * packet is in the head; each further one is a frag_list skb with the IP
- * and UDP headers it was sent with at its network and transport headers,
- * skb->data at them (eroce_gro.c) or past them (fraglist GRO).  Walked in
- * one pass, each packet validated as if it had come alone; unless a
- * packet tap shares the batch, each is detached first, so that a packet
- * kept for selective repeat pins its own skb only.  One that the UDP stack
- * made linear (skb_condense(), when the socket's queue is half full)
- * cannot be cut back into its packets by gso_size: dropped.
+ * A GRO batch of eroce_gro.c (the IP layer's fraglist GRO skbs carry no
+ * tunnel flag: the UDP stack cuts them into their packets first).  Its
+ * first packet is in the head; each further one is a frag_list skb with
+ * the IP and UDP headers it was sent with at its network and transport
+ * headers, skb->data at them.  Walked in one pass, each packet validated
+ * as if it had come alone; unless a packet tap shares the batch, each is
+ * detached first, so that a packet kept for selective repeat pins its
+ * own skb only.  One without a frag_list was not made there: dropped.
  */
 static void eroce_recv_flist(struct eroce_recv_ctx *rx, struct sk_buff *head)
 {
@@ -492,7 +396,7 @@ static void eroce_recv_flist(struct eroce_recv_ctx *rx, struct sk_buff *head)
 	u32 own = head->len;
 
 	if (!skb_has_frag_list(head)) {
-		eroce_rx_drop(rx->edev, DROP_BAD_GRO, "GRO batch made linear");
+		eroce_rx_drop(rx->edev, DROP_BAD_GRO, "GRO batch without its packets");
 		return;
 	}
 	skb_walk_frags(head, seg) {
@@ -528,42 +432,42 @@ static void eroce_recv_flist(struct eroce_recv_ctx *rx, struct sk_buff *head)
 	}
 }
 
-/* what recvmsg() would count in the namespace's UDP statistics */
-static void eroce_recv_udp_stat(struct sock *sk, int field)
+/* a datagram the namespace's UDP statistics count as an error */
+static void eroce_recv_udp_error(struct sock *sk)
 {
 	if (sk->sk_family == AF_INET)
-		__UDP_INC_STATS(sock_net(sk), field, 0);
+		__UDP_INC_STATS(sock_net(sk), UDP_MIB_INERRORS, 0);
 	else
-		__UDP6_INC_STATS(sock_net(sk), field, 0);
+		__UDP6_INC_STATS(sock_net(sk), UDP_MIB_INERRORS, 0);
 }
 
 /*
- * eroce_recv_skb() - receive a packet or a batch of packets
+ * eroce_recv_skb() - receive a packet or a GRO batch of packets
  * @sk: the namespace's UDP/4791 socket it came through, or NULL (looped
- *	back by eroce_xmit.c: never a batch, its UDP checksum unset)
+ *	back by eroce_xmit.c: never a batch)
  * @skb: skb->data at the first BTH, skb->dev the receiving netdev;
  *	consumed
  */
 static void eroce_recv_skb(struct sock *sk, struct sk_buff *skb)
 {
-	enum skb_drop_reason reason = SKB_DROP_REASON_NOT_SPECIFIED;
 	struct eroce_recv_ctx rx = {};
 
 	rx.ndev = skb->dev;
 	rx.edev = eroce_recv_dev(rx.ndev);
-	if (!rx.edev) {
-		net_dbg_ratelimited("eroce: drop: no device on %s\n",
-				    rx.ndev ? netdev_name(rx.ndev) : "?");
-		goto out_free;
+	if (eroce_should_fail(EROCE_FAULT_RX_NETDEV) && rx.edev) {
+		ib_device_put(&rx.edev->ibdev);
+		rx.edev = NULL;
 	}
-
-	/* the UDP stack left the checksum to us, as it does for recvmsg() */
-	if (sk && !skb_csum_unnecessary(skb) && __skb_checksum_complete(skb)) {
-		eroce_recv_udp_stat(sk, UDP_MIB_CSUMERRORS);
-		eroce_recv_udp_stat(sk, UDP_MIB_INERRORS);
-		eroce_rx_drop(rx.edev, DROP_UDP_CSUM, "bad UDP checksum");
-		reason = SKB_DROP_REASON_UDP_CSUM;
-		goto out_put_dev;
+	/*
+	 * None: a netdev without eroce, or one whose device is going away
+	 * (unregistering unlists it before the packets in flight are gone)
+	 */
+	if (!rx.edev) {
+		if (sk)
+			eroce_recv_udp_error(sk);
+		net_dbg_ratelimited("eroce: drop: no device on %s\n",
+				    netdev_name(rx.ndev));
+		goto out_free;
 	}
 
 	rx.ipv4 = ip_hdr(skb)->version == 4;
@@ -574,60 +478,41 @@ static void eroce_recv_skb(struct sock *sk, struct sk_buff *skb)
 
 	if (!skb_is_gso(skb))
 		eroce_recv_one(&rx, skb);
-	else if (eroce_recv_batch_walkable(skb))
-		eroce_recv_batch(&rx, skb);
 	else if (skb_shinfo(skb)->gso_type & SKB_GSO_FRAGLIST)
 		eroce_recv_flist(&rx, skb);
 	else
-		eroce_recv_cut(&rx, skb);
+		/* only a tunnel's GSO skb reaches here uncut: not RoCEv2 */
+		eroce_rx_drop(rx.edev, DROP_BAD_GSO, "GSO skb of type %#x",
+			      skb_shinfo(skb)->gso_type);
 
-out_put_dev:
 	ib_device_put(&rx.edev->ibdev);
 out_free:
 	/* what passed the checks was delivered: no drop for drop monitors */
 	if (rx.passed)
 		consume_skb(skb);
 	else
-		kfree_skb_reason(skb, reason);
+		kfree_skb(skb);
 }
 
 /**
- * eroce_recv_ready() - the sk_data_ready hook of the RoCEv2 sockets
- * @sk: the namespace's UDP/4791 socket, which has just queued a packet or
- *	a batch of them
+ * eroce_recv_encap() - the encap_rcv hook of the RoCEv2 sockets
+ * @sk: the namespace's UDP/4791 socket
+ * @skb: a packet, or a batch that eroce_gro.c made, skb->data at its UDP
+ *	header; consumed
  *
- * The UDP stack queues what arrives for a socket that accepts GSO whole,
- * and then calls this in the same softirq: take one skb off the queue,
- * as many as were queued.  The UDP stack has overwritten skb->dev; the
- * receiving netdev is skb->skb_iif.
+ * Called by the UDP stack in the softirq of the CPU that received @skb,
+ * once it has checked the UDP checksum (or found it zero) and cut every
+ * GSO skb that is not a tunnel's into its packets: nothing is queued, so
+ * each CPU takes only what it received itself, in the order it did, and
+ * a QP's packets, which one flow carries, reach it in arrival order.
+ *
+ * Return: 0, the skb consumed, as the UDP stack counts it received.
  */
-void eroce_recv_ready(struct sock *sk)
+int eroce_recv_encap(struct sock *sk, struct sk_buff *skb)
 {
-	struct sk_buff *skb;
-	int off = 0, err;
-
-	skb = __skb_recv_udp(sk, MSG_DONTWAIT, &off, &err);
-	if (!skb)
-		return;
-	eroce_recv_udp_stat(sk, UDP_MIB_INDATAGRAMS);
-
-	rcu_read_lock();
-	skb->dev = dev_get_by_index_rcu(sock_net(sk), skb->skb_iif);
-	if (eroce_should_fail(EROCE_FAULT_RX_NETDEV))
-		skb->dev = NULL;
-	/*
-	 * Unregistering unlists the netdev before its packets in flight
-	 * are flushed: one may still arrive, from a netdev that is gone.
-	 */
-	if (unlikely(!skb->dev)) {
-		eroce_recv_udp_stat(sk, UDP_MIB_INERRORS);
-		net_dbg_ratelimited("eroce: drop: netdev %d is gone\n",
-				    skb->skb_iif);
-		kfree_skb_reason(skb, SKB_DROP_REASON_DEV_READY);
-	} else {
-		eroce_recv_skb(sk, skb);
-	}
-	rcu_read_unlock();
+	__skb_pull(skb, sizeof(struct udphdr));
+	eroce_recv_skb(sk, skb);
+	return 0;
 }
 
 /**

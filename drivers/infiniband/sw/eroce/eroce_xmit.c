@@ -635,14 +635,33 @@ void eroce_tx_batch_add(struct eroce_tx_batch *b, struct sk_buff *skb)
 	__skb_queue_tail(&b->pkts, skb);
 }
 
+/*
+ * Out through the netdev queue of the QP's CPU, whichever CPU sends: XPS
+ * picks a queue by the sending CPU (skb->sender_cpu, which the stack sets
+ * only where it is 0), and the packets of one QP on two queues could
+ * overtake one another on the way out (a user doorbell sends from the
+ * poster's CPU).  A netdev without XPS picks by the flow's hash: one
+ * queue too.
+ */
+static void eroce_xmit_pin_queue(struct eroce_qp *qp, struct sk_buff_head *pkts)
+{
+#ifdef CONFIG_XPS
+	struct sk_buff *skb;
+
+	skb_queue_walk(pkts, skb)
+		skb->sender_cpu = qp->eng.cpu + 1;
+#endif
+}
+
 /**
  * eroce_qp_xmit_batch() - send a batch on a connected QP's path
  * @qp: an RC or UC QP with its address vector set
  * @b: the batch, empty afterwards
  *
  * As eroce_pkt_xmit(), through the QP's route cache, from the UDP source
- * port of the QP's flow.  The engines send through eroce_qp_send_batch(),
- * which calls this in the QP's transmit context.
+ * port of the QP's flow, through the netdev queue of the QP's CPU.  The
+ * engines send through eroce_qp_send_batch(), which calls this in the
+ * QP's transmit context.
  * Context: the QP's engine lock held.
  * Return: as eroce_pkt_xmit(), for all of the batch's packets.
  */
@@ -653,6 +672,7 @@ int eroce_qp_xmit_batch(struct eroce_qp *qp, struct eroce_tx_batch *b)
 	lockdep_assert_held(&qp->eng.lock);
 	if (skb_queue_empty(&b->pkts))
 		return 0;
+	eroce_xmit_pin_queue(qp, &b->pkts);
 	b->seg_len = 0;
 	b->len = 0;
 	return eroce_pkts_xmit(to_eroce_dev(qp->ibqp.device), &qp->attrs.av,

@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 500
+# vm-cpus: 2
+#
+# ordered_rx.sh: a QP's packets are received in the order they arrived,
+# whatever CPU the others arrive on (Documentation/design.rst "Receive on
+# many CPUs").  On a guest with two CPUs, RPS on both veths spreads the
+# flows over both: every QP is a flow of its own (its UDP source port),
+# and each CPU receives some of them.  eroce_integrity then moves data
+# over 8 QPs on a path that drops and reorders nothing:
+#   - ordered_send, ordered_write, ordered_read: every byte arrives
+#   - ..._in_sequence: neither device saw a packet out of its QP's
+#     sequence: seq_err_naks_sent, ooo_packets_placed, ooo_packets_not_kept
+#     and retransmits_by_nak (a READ's responses out of order ask for the
+#     rest again) stay 0.  With one socket queue shared by all CPUs, two
+#     CPUs took packets of one QP off it and reached the QP in either
+#     order, and these moved on a lossless path.
+#   - rps_spread: both CPUs received packets (the per-CPU "processed"
+#     count of /proc/net/softnet_stat moved by ORDERED_MIN_PKTS on each),
+#     else the run tested nothing
+# ORDERED_BYTES (default 16M) is the amount per operation.
+set -u -o pipefail
+# shellcheck source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=../lib_rdma.sh
+. "$(dirname "$0")/../lib_rdma.sh"
+
+TOOL="$EROCE_ROOT/selftests/tools/eroce_integrity"
+BYTES=${ORDERED_BYTES:-$(debug_scaled 16M 4)}
+MIN_PKTS=${ORDERED_MIN_PKTS:-200}
+TMO=$(tmo 150)
+PORT=18630
+OUT=/tmp/ordered_rx
+OOO="seq_err_naks_sent ooo_packets_placed ooo_packets_not_kept retransmits_by_nak"
+mkdir -p "$OUT"
+
+# rps_on: RPS over CPUs 0 and 1 on both veths' receive queues
+rps_on() {
+	ns1 sh -c 'echo 3 >/sys/class/net/veth1/queues/rx-0/rps_cpus' &&
+		ns2 sh -c 'echo 3 >/sys/class/net/veth2/queues/rx-0/rps_cpus'
+}
+
+setup() {
+	[ "$(nproc)" -ge 2 ] || return
+	eroce_pair_setup && rps_on && eroce_tx_batch_all "${ORDERED_TX_BATCH:-0}"
+}
+
+# processed: each CPU's count of packets processed, one per line
+processed() {
+	local p rest
+	while read -r p rest; do echo $((16#$p)); done </proc/net/softnet_stat
+}
+
+# ooo_sum DEV: the sum of the out-of-sequence counters (nothing if one is
+# missing, which fails any comparison)
+ooo_sum() {
+	local s=0 c v
+	for c in $OOO; do
+		v=$(stat_get "$1" "$c")
+		[ -n "$v" ] || return 1
+		s=$((s + v))
+	done
+	echo "$s"
+}
+
+# run_op OP SEED: one eroce_integrity run of OP over 8 QPs, then its
+# counters
+run_op() {
+	local op=$1 seed=$2 spid rc_s rc_c o1 o2 d1 d2
+
+	o1=$(ooo_sum eroce1)
+	o2=$(ooo_sum eroce2)
+	ns2 "$TOOL" -d eroce2 -g "$G2" -p "$PORT" -t "$TMO" \
+		>"$OUT/$op.server" 2>&1 &
+	spid=$!
+	wait_for 60 tcp_listening "$NS2" "$PORT"
+	ns1 "$TOOL" -d eroce1 -g "$G1" -p "$PORT" -t "$TMO" -q 8 -o "$op" \
+		-b "$BYTES" -s "$seed" 198.18.0.2 >"$OUT/$op.client" 2>&1
+	rc_c=$?
+	wait "$spid"
+	rc_s=$?
+	PORT=$((PORT + 1))
+	if [ "$rc_c" = 0 ] && [ "$rc_s" = 0 ]; then
+		ktap_ok "ordered_$op"
+	else
+		ktap_diag "$(tail -n 5 "$OUT/$op.client" "$OUT/$op.server")"
+		ktap_fail "ordered_$op" "client exit $rc_c, server exit $rc_s"
+	fi
+	d1=$(( $(ooo_sum eroce1) - o1 ))
+	d2=$(( $(ooo_sum eroce2) - o2 ))
+	ktap_result "ordered_${op}_in_sequence" \
+		"$([ "$d1" = 0 ] && [ "$d2" = 0 ]; echo $?)" \
+		"out of sequence: eroce1 +$d1, eroce2 +$d2 ($OOO)"
+}
+
+ktap_plan 8
+[ -x "$TOOL" ] || ktap_bail "$TOOL not built (make -C selftests/tools)"
+require setup
+G1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
+G2=$(first_gid eroce2 "$(ipv4_gid 198.18.0.2)")
+kmsg_mark
+mapfile -t BEFORE < <(processed)
+run_op send 31
+run_op write 32
+run_op read 33
+mapfile -t AFTER < <(processed)
+spread=0
+for i in 0 1; do
+	moved=$(( AFTER[i] - BEFORE[i] ))
+	ktap_diag "CPU $i processed $moved packets"
+	[ "$moved" -ge "$MIN_PKTS" ] || spread=1
+done
+ktap_result rps_spread "$spread" "a CPU processed fewer than $MIN_PKTS packets"
+ktap_diag "eroce1: $(stat_nonzero eroce1)"
+ktap_diag "eroce2: $(stat_nonzero eroce2)"
+ktap_kernel_log_clean
+ktap_finish
