@@ -198,6 +198,34 @@ def main():
                 else:
                     P(f"guest{g} {p:<6} {path}")
 
+    # a path that dropped nothing must cost eroce no retransmit timeout
+    def rep_sum(mtu, r, names):
+        return sum(per_rep[k].get(r, 0) for k in per_rep
+                   if k[0] == mtu and k[2] == "eroce" and k[3] in names)
+    drop_names = ({n for n in PATH_FACTS if n != "qdisc_requeues"} |
+                  {k[3] for k in per_rep if k[3].startswith("rdma_rx_drop_")})
+    spurious = 0
+    for mtu in fmtus:
+        reps = sorted({r for k in per_rep if k[0] == mtu and k[2] == "eroce"
+                       for r in per_rep[k]})
+        if not reps:
+            continue
+        cells, bad = [], 0
+        for r in reps:
+            timeouts = rep_sum(mtu, r, {"rdma_retransmit_timeouts"})
+            lost = rep_sum(mtu, r, drop_names)
+            if lost:
+                cells.append(f"{timeouts} (path dropped {lost})")
+            else:
+                cells.append(str(timeouts))
+                bad += timeouts
+        spurious += bad
+        P("")
+        P(f"== MTU {mtu}: eroce's retransmit timeouts per repetition, both guests"
+          " (a repetition whose path dropped nothing must have none) ==")
+        P("  [" + ", ".join(cells) + "]"
+          + (f": {bad} on a lossless path, target missed" if bad else ": none spurious"))
+
     fails = sum(1 for r in rows if r["ok"] != "1")
     P("")
     P(f"{len(rows)} runs, {fails} failed")
@@ -212,7 +240,8 @@ def main():
         for s in summ:
             w.writerow([c(v) for v in s])
     print("\n".join(lines))
+    return 1 if spurious else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
