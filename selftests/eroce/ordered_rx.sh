@@ -16,6 +16,9 @@
 #     rest again) stay 0.  With one socket queue shared by all CPUs, two
 #     CPUs took packets of one QP off it and reached the QP in either
 #     order, and these moved on a lossless path.
+#   - ordered_uc_write: ib_write_bw -c UC over 8 QPs, 4 KiB WRITEs (4
+#     packets each); ..._in_sequence: eroce2 lost no message to a packet
+#     out of sequence (uc_messages_lost, rx_drop_uc_sequence +0)
 #   - rps_spread: both CPUs received packets (the per-CPU "processed"
 #     count of /proc/net/softnet_stat moved by ORDERED_MIN_PKTS on each),
 #     else the run tested nothing
@@ -52,16 +55,22 @@ processed() {
 	while read -r p rest; do echo $((16#$p)); done </proc/net/softnet_stat
 }
 
-# ooo_sum DEV: the sum of the out-of-sequence counters (nothing if one is
-# missing, which fails any comparison)
-ooo_sum() {
-	local s=0 c v
-	for c in $OOO; do
-		v=$(stat_get "$1" "$c")
+# counter_sum DEV NAME...: the sum of the counters; nothing when one is
+# missing (a comparison with it then fails)
+counter_sum() {
+	local dev=$1 s=0 c v; shift
+	for c in "$@"; do
+		v=$(stat_get "$dev" "$c")
 		[ -n "$v" ] || return 1
 		s=$((s + v))
 	done
 	echo "$s"
+}
+
+# ooo_sum DEV: the sum of the out-of-sequence counters
+ooo_sum() {
+	# shellcheck disable=SC2086  # a list of names
+	counter_sum "$1" $OOO
 }
 
 # run_op OP SEED: one eroce_integrity run of OP over 8 QPs, then its
@@ -94,7 +103,23 @@ run_op() {
 		"out of sequence: eroce1 +$d1, eroce2 +$d2 ($OOO)"
 }
 
-ktap_plan 8
+# run_uc: UC WRITEs over 8 QPs, eroce1 -> eroce2
+run_uc() {
+	local n lost0 lost
+
+	n=$(perftest_iters 500)
+	lost0=$(counter_sum eroce2 uc_messages_lost rx_drop_uc_sequence)
+	# perftest's row counts the iterations of all 8 QPs
+	ktap_srv_cli ordered_uc_write "cli_has '^ *4096 +$((n * 8)) '" \
+		ib_write_bw -d eroce2 -x "$G2" -c UC -q 8 -n "$n" -s 4096 -- \
+		ib_write_bw -d eroce1 -x "$G1" -c UC -q 8 -n "$n" -s 4096 198.18.0.2
+	lost=$(counter_sum eroce2 uc_messages_lost rx_drop_uc_sequence)
+	ktap_result ordered_uc_write_in_sequence \
+		"$([ -n "$lost0" ] && [ -n "$lost" ] && [ "$lost" = "$lost0" ]; echo $?)" \
+		"eroce2 uc_messages_lost + rx_drop_uc_sequence: ${lost0:-?} -> ${lost:-?}"
+}
+
+ktap_plan 10
 [ -x "$TOOL" ] || ktap_bail "$TOOL not built (make -C selftests/tools)"
 require setup
 G1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
@@ -104,6 +129,7 @@ mapfile -t BEFORE < <(processed)
 run_op send 31
 run_op write 32
 run_op read 33
+run_uc
 mapfile -t AFTER < <(processed)
 spread=0
 for i in 0 1; do
