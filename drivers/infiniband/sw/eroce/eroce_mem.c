@@ -13,18 +13,25 @@
  * invalidation or a bind is either before or after a packet's copy, never
  * during.
  *
+ * The 64-bit atomics are the CPU's own atomic instructions on the word,
+ * so they are indivisible against every other eroce atomic and against
+ * the CPUs' atomics on the same memory, and take no lock shared by all
+ * QPs.  A word that is not 8-byte aligned in the kernel's mapping (a
+ * fast-reg MR whose page list is not) is read and written under
+ * eroce_atomic_unaligned_lock instead: every mapping of a byte has the
+ * same alignment, so such a word is never reached by the instructions.
+ *
  * Context: any (softirq for the responder and the sender's matching of
  * responses, process context for the requester).  Locks: a
  * fast-registration MR's fast.lock or a window's lock (irq safe); inside
- * either eroce_atomic_lock, which makes the read-modify-write of an
- * atomic indivisible against every other eroce atomic on this host.
+ * either, for an unaligned word only, eroce_atomic_unaligned_lock.
  */
 #include <linux/highmem.h>
 
 #include "eroce.h"
 #include "eroce_mem.h"
 
-static DEFINE_SPINLOCK(eroce_atomic_lock);
+static DEFINE_SPINLOCK(eroce_atomic_unaligned_lock);
 
 /*
  * Is [iova, iova + len) inside @mr?  A DMA MR spans the kernel's memory:
@@ -219,49 +226,65 @@ static u64 *eroce_mr_word_map(struct eroce_mr *mr, u64 iova, void **map)
 }
 
 /*
+ * @op on an aligned word: the CPU's atomic instructions.  ATOMIC WRITE is
+ * one store of the whole word, so a reader sees it before or after,
+ * never half of it (IBA's single-copy atomicity); release ordering keeps
+ * it behind the data of the RDMA WRITEs before it, which it may flag.
+ */
+static void eroce_atomic_aligned(u64 *word, struct eroce_atomic *op)
+{
+	atomic64_t *v = (atomic64_t *)word;
+
+	switch (op->kind) {
+	case EROCE_ATOMIC_CMP_SWAP:
+		op->orig = atomic64_cmpxchg(v, op->compare, op->operand);
+		break;
+	case EROCE_ATOMIC_FETCH_ADD:
+		op->orig = atomic64_fetch_add(op->operand, v);
+		break;
+	case EROCE_ATOMIC_WRITE:
+		atomic64_set_release(v, op->operand);
+		break;
+	}
+}
+
+/* @op on a word not aligned in the kernel's mapping */
+static void eroce_atomic_unaligned(u64 *word, struct eroce_atomic *op)
+{
+	unsigned long flags;
+	u64 val = op->operand;
+
+	spin_lock_irqsave(&eroce_atomic_unaligned_lock, flags);
+	if (op->kind != EROCE_ATOMIC_WRITE)
+		memcpy(&op->orig, word, sizeof(op->orig));
+	if (op->kind == EROCE_ATOMIC_FETCH_ADD)
+		val = op->orig + op->operand;
+	if (op->kind != EROCE_ATOMIC_CMP_SWAP || op->orig == op->compare)
+		memcpy(word, &val, sizeof(val));
+	spin_unlock_irqrestore(&eroce_atomic_unaligned_lock, flags);
+}
+
+/*
  * The read-modify-write of @op at a checked, 8-byte aligned address of
- * @mr, under eroce_atomic_lock: no other eroce atomic comes between the
- * read and the write of one (IB_ATOMIC_HCA).  The word is loaded and
- * stored whole (READ_ONCE/WRITE_ONCE of an aligned u64), so a local
- * reader sees it before or after, never half of an ATOMIC WRITE, as
- * IBA's single-copy atomicity asks.  A word that is not aligned in the
- * kernel's mapping too (a fast-reg MR with an odd page list) is copied.
+ * @mr (IB_ATOMIC_HCA and more: the CPUs' atomics on the word are
+ * serialized with it too).  Fast-reg MR: fast.lock held.
  */
 static int eroce_mem_atomic_rmw(struct eroce_mr *mr, u64 iova,
 				struct eroce_atomic *op)
 {
-	unsigned long flags;
-	u64 val = op->operand;
 	void *map;
 	u64 *word;
-	int err = 0;
 
-	spin_lock_irqsave(&eroce_atomic_lock, flags);
 	word = eroce_mr_word_map(mr, iova, &map);
-	if (IS_ERR(word)) {
-		err = PTR_ERR(word);
-		goto out_unlock;
-	}
-	if (!IS_ALIGNED((uintptr_t)word, sizeof(u64))) {
-		if (op->kind != EROCE_ATOMIC_WRITE)
-			memcpy(&op->orig, word, sizeof(op->orig));
-	} else if (op->kind != EROCE_ATOMIC_WRITE) {
-		op->orig = READ_ONCE(*word);
-	}
-	if (op->kind == EROCE_ATOMIC_FETCH_ADD)
-		val = op->orig + op->operand;
-	else if (op->kind == EROCE_ATOMIC_CMP_SWAP && op->orig != op->compare)
-		goto out_unmap;		/* no match: nothing stored */
+	if (IS_ERR(word))
+		return PTR_ERR(word);
 	if (IS_ALIGNED((uintptr_t)word, sizeof(u64)))
-		WRITE_ONCE(*word, val);
+		eroce_atomic_aligned(word, op);
 	else
-		memcpy(word, &val, sizeof(val));
-out_unmap:
+		eroce_atomic_unaligned(word, op);
 	if (map)
 		kunmap_local(map);
-out_unlock:
-	spin_unlock_irqrestore(&eroce_atomic_lock, flags);
-	return err;
+	return 0;
 }
 
 /* the right @op needs: an ATOMIC WRITE is a WRITE */
