@@ -9,14 +9,16 @@
  * high bits (1 << 40 per operation), the thread in its low bits, so a
  * lost update shows whose it was:
  *
- *   fetch_add    REMOTE_OPS FETCH_ADDs of 1 << 40, 16 posted at a time,
+ *   fetch_add    ADDS FETCH_ADDs of 1 << 40, 16 posted at a time,
  *                beside the thread's __atomic_fetch_add(1): the word
  *                ends as both counts, and the value each FETCH_ADD
  *                returned holds the remote ones before it
- *   cmp_swap     CAS_OPS increments by COMPARE_SWAP (compare with the
- *                last value seen, retry with the one returned, at most
- *                CAS_TRIES in all), beside the thread's compare-and-swap
- *                loop: both counts
+ *   cmp_swap     SWAPS increments by COMPARE_SWAP (compare with the
+ *                last value seen, retry with the one returned), beside
+ *                the thread's compare-and-swap loop, for at most
+ *                CAS_SECS: both counts, and at least SWAPS / 10 of the
+ *                remote increments took (a slow kernel loses more of
+ *                them to the thread)
  *   raced        the thread's count changed between remote operations
  *                in both phases (the two really ran at the same time:
  *                with one CPU they would not, and then nothing was
@@ -25,7 +27,8 @@
  * Needs two CPUs.  Prints "result:" lines; exits 0 when every
  * expectation held, 1 otherwise, 2 on a usage or setup error.
  *
- * usage: eroce_atomic_race DEV_A GID_A DEV_B GID_B
+ * usage: eroce_atomic_race DEV_A GID_A DEV_B GID_B [ADDS [SWAPS]]
+ * (defaults 20000 and 1000)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,9 +46,7 @@
 
 #define BUF_LEN		4096u
 #define DEPTH		16u
-#define REMOTE_OPS	20000u
-#define CAS_OPS		1000u
-#define CAS_TRIES	(CAS_OPS * 1000u)	/* then the remote side starved */
+#define CAS_SECS	60.0
 #define CAS_PAUSE	16384u
 #define REMOTE_ONE	((uint64_t)1 << 40)
 #define LOCAL_MASK	(REMOTE_ONE - 1)
@@ -167,7 +168,7 @@ static bool reap(struct eroce_side *a, uint64_t id, unsigned int n)
  * operations that saw the thread's count change since the previous one.
  */
 static void check_fetch_add(struct eroce_side *a, struct eroce_side *b,
-			    unsigned int *raced)
+			    unsigned int ops, unsigned int *raced)
 {
 	volatile uint64_t *word = (uint64_t *)b->buf;
 	uint64_t *orig = (uint64_t *)a->buf;
@@ -179,8 +180,8 @@ static void check_fetch_add(struct eroce_side *a, struct eroce_side *b,
 
 	*word = 0;
 	race_start(&r, &t);
-	for (i = 0; i < REMOTE_OPS && ok; i += n) {
-		n = REMOTE_OPS - i < DEPTH ? REMOTE_OPS - i : DEPTH;
+	for (i = 0; i < ops && ok; i += n) {
+		n = ops - i < DEPTH ? ops - i : DEPTH;
 		for (unsigned int j = 0; j < n && ok; j++)
 			ok = !post_atomic(a, b, i + j, IBV_WR_ATOMIC_FETCH_AND_ADD,
 					  REMOTE_ONE, 0, &orig[j]);
@@ -193,19 +194,19 @@ static void check_fetch_add(struct eroce_side *a, struct eroce_side *b,
 	}
 	local = race_stop(&r, t);
 	eroce_result("fetch_add",
-		     ok && *word == (uint64_t)REMOTE_OPS * REMOTE_ONE + local &&
-		     in_order == REMOTE_OPS,
+		     ok && *word == (uint64_t)ops * REMOTE_ONE + local &&
+		     in_order == ops,
 		     "word %#" PRIx64 ": %" PRIu64 " remote adds of %u, %"
 		     PRIu64 " of the thread's %" PRIu64 "; %u of %u returned "
-		     "the remote adds before them", *word, *word >> 40,
-		     REMOTE_OPS, *word & LOCAL_MASK, local, in_order,
-		     REMOTE_OPS);
+		     "the remote adds before them", *word, *word >> 40, ops,
+		     *word & LOCAL_MASK, local, in_order, ops);
 }
 
-/* CAS_OPS increments by COMPARE_SWAP beside the thread's CAS loop */
+/* @ops increments by COMPARE_SWAP beside the thread's CAS loop */
 static void check_cmp_swap(struct eroce_side *a, struct eroce_side *b,
-			   unsigned int *raced)
+			   unsigned int ops, unsigned int *raced)
 {
+	double end = eroce_now() + CAS_SECS;
 	volatile uint64_t *word = (uint64_t *)b->buf;
 	uint64_t *orig = (uint64_t *)a->buf;
 	struct race r = { .word = (uint64_t *)b->buf, .kind = RACE_CAS };
@@ -216,7 +217,7 @@ static void check_cmp_swap(struct eroce_side *a, struct eroce_side *b,
 
 	*word = 0;
 	race_start(&r, &t);
-	while (swapped < CAS_OPS && id < CAS_TRIES && ok) {
+	while (swapped < ops && eroce_now() < end && ok) {
 		ok = !post_atomic(a, b, id, IBV_WR_ATOMIC_CMP_AND_SWP, seen,
 				  seen + REMOTE_ONE, orig) && reap(a, id, 1);
 		id++;
@@ -230,15 +231,16 @@ static void check_cmp_swap(struct eroce_side *a, struct eroce_side *b,
 	}
 	local = race_stop(&r, t);
 	eroce_result("cmp_swap",
-		     ok && swapped == CAS_OPS &&
-		     *word == (uint64_t)CAS_OPS * REMOTE_ONE + local,
-		     "word %#" PRIx64 ": %" PRIu64 " remote swaps of %u (%"
-		     PRIu64 " tried), %" PRIu64 " of the thread's %" PRIu64,
-		     *word, *word >> 40, CAS_OPS, id, *word & LOCAL_MASK,
-		     local);
+		     ok && swapped >= ops / 10 &&
+		     *word == (uint64_t)swapped * REMOTE_ONE + local,
+		     "word %#" PRIx64 ": %" PRIu64 " remote swaps of %u that "
+		     "took (%u wanted, %" PRIu64 " tried), %" PRIu64 " of the "
+		     "thread's %" PRIu64, *word, *word >> 40, swapped, ops, id,
+		     *word & LOCAL_MASK, local);
 }
 
-static void run(struct eroce_side *a, struct eroce_side *b)
+static void run(struct eroce_side *a, struct eroce_side *b,
+		unsigned int adds, unsigned int swaps)
 {
 	struct ibv_qp_attr attr = {
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
@@ -261,20 +263,23 @@ static void run(struct eroce_side *a, struct eroce_side *b)
 	if (!b->mr)
 		eroce_die("ibv_reg_mr with remote atomic: %s", strerror(errno));
 
-	check_fetch_add(a, b, &raced_add);
-	check_cmp_swap(a, b, &raced_cas);
-	eroce_result("raced", raced_add > REMOTE_OPS / 10 && raced_cas > 0,
+	check_fetch_add(a, b, adds, &raced_add);
+	check_cmp_swap(a, b, swaps, &raced_cas);
+	eroce_result("raced", raced_add > adds / 10 && raced_cas > 0,
 		     "the thread's count changed before %u of %u FETCH_ADDs "
-		     "and failed %u COMPARE_SWAPs", raced_add, REMOTE_OPS,
-		     raced_cas);
+		     "and failed %u COMPARE_SWAPs", raced_add, adds, raced_cas);
 }
 
 int main(int argc, char **argv)
 {
 	struct eroce_side a = { 0 }, b = { 0 };
+	unsigned int adds = 20000, swaps = 1000;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: eroce_atomic_race DEV_A GID_A DEV_B GID_B\n");
+	if (argc < 5 || argc > 7 ||
+	    (argc > 5 && sscanf(argv[5], "%u", &adds) != 1) ||
+	    (argc > 6 && sscanf(argv[6], "%u", &swaps) != 1) ||
+	    !adds || !swaps) {
+		fprintf(stderr, "usage: eroce_atomic_race DEV_A GID_A DEV_B GID_B [ADDS [SWAPS]]\n");
 		return 2;
 	}
 	a.name = argv[1];
@@ -283,6 +288,6 @@ int main(int argc, char **argv)
 	b.gid_index = atoi(argv[4]);
 	eroce_side_open(&a, false, BUF_LEN, 2 * DEPTH);
 	eroce_side_open(&b, false, BUF_LEN, 2 * DEPTH);
-	run(&a, &b);
+	run(&a, &b, adds, swaps);
 	return eroce_results_status();
 }
