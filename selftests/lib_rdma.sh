@@ -430,6 +430,39 @@ stat_moved() {
 	return $moved
 }
 
+# counter_sum LINK NAME...: the sum of the counters; nothing (and false)
+# when one is missing, so that a comparison with it fails instead of
+# reading 0
+counter_sum() {
+	local link=$1 s=0 c v; shift
+	for c in "$@"; do
+		v=$(stat_get "$link" "$c")
+		[ -n "$v" ] || return 1
+		s=$((s + v))
+	done
+	echo "$s"
+}
+
+# softnet_processed: each CPU's count of packets its softirq processed
+# (/proc/net/softnet_stat), one line per CPU
+softnet_processed() {
+	local p rest
+	while read -r p rest; do echo $((16#$p)); done </proc/net/softnet_stat
+}
+
+# softnet_spread FILE MIN [WHO]: every CPU processed at least MIN packets
+# since `softnet_processed >FILE`; one diagnostic per CPU (WHO: its prefix)
+softnet_spread() {
+	local i=0 before now moved rc=0
+	while read -r before <&3 && read -r now <&4; do
+		moved=$((now - before))
+		ktap_diag "${3:+$3: }CPU $i processed $moved packets"
+		[ "$moved" -ge "$2" ] || rc=1
+		i=$((i + 1))
+	done 3<"$1" 4< <(softnet_processed)
+	[ "$i" -gt 0 ] && return $rc
+}
+
 # stat_nonzero LINK: the counters that are not 0, on one line
 stat_nonzero() {
 	stat_all "$1" | awk '$2 != 0 { printf "%s=%s ", $1, $2 } END { print "" }'

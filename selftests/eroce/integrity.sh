@@ -107,18 +107,6 @@ counter_delta() {
 		<(echo "$1") <(echo "$2")
 }
 
-# counter_sum DEV NAME...: the sum of the counters; nothing when one is
-# missing (a comparison with it then fails instead of reading 0)
-counter_sum() {
-	local dev=$1 s=0 c v; shift
-	for c in "$@"; do
-		v=$(counter "$dev" "$c")
-		[ -n "$v" ] || return 1
-		s=$((s + v))
-	done
-	echo "$s"
-}
-
 # retransmits DEV: the sum of the retransmit counters
 retransmits() {
 	counter_sum "$1" retransmit_timeouts retransmits_by_nak retransmitted_packets

@@ -50,24 +50,6 @@ setup() {
 	eroce_pair_setup && rps_on && eroce_tx_batch_all "${ORDERED_TX_BATCH:-0}"
 }
 
-# processed: each CPU's count of packets processed, one per line
-processed() {
-	local p rest
-	while read -r p rest; do echo $((16#$p)); done </proc/net/softnet_stat
-}
-
-# counter_sum DEV NAME...: the sum of the counters; nothing when one is
-# missing (a comparison with it then fails)
-counter_sum() {
-	local dev=$1 s=0 c v; shift
-	for c in "$@"; do
-		v=$(stat_get "$dev" "$c")
-		[ -n "$v" ] || return 1
-		s=$((s + v))
-	done
-	echo "$s"
-}
-
 # ooo_sum DEV: the sum of the out-of-sequence counters
 ooo_sum() {
 	# shellcheck disable=SC2086  # a list of names
@@ -126,19 +108,13 @@ require setup
 G1=$(first_gid eroce1 "$(ipv4_gid 198.18.0.1)")
 G2=$(first_gid eroce2 "$(ipv4_gid 198.18.0.2)")
 kmsg_mark
-mapfile -t BEFORE < <(processed)
+softnet_processed >"$RDMA_TMP/softnet"
 run_op send 31
 run_op write 32
 run_op read 33
 run_uc
-mapfile -t AFTER < <(processed)
-spread=0
-for i in 0 1; do
-	moved=$(( AFTER[i] - BEFORE[i] ))
-	ktap_diag "CPU $i processed $moved packets"
-	[ "$moved" -ge "$MIN_PKTS" ] || spread=1
-done
-ktap_result rps_spread "$spread" "a CPU processed fewer than $MIN_PKTS packets"
+softnet_spread "$RDMA_TMP/softnet" "$MIN_PKTS"
+ktap_result rps_spread $? "a CPU processed fewer than $MIN_PKTS packets"
 ktap_diag "eroce1: $(stat_nonzero eroce1)"
 ktap_diag "eroce2: $(stat_nonzero eroce2)"
 ktap_kernel_log_clean
