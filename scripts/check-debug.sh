@@ -22,6 +22,10 @@
 #           failure in make check: the kernel had no iSER, SRP, SMC or
 #           RDS until debug.config built them, and the allowance stays
 #           until their scripts have passed on it
+#   lab     selftests/run_lab.sh --kernel on selftests/lab/ordered_rx.sh:
+#           two hosts of two CPUs and two NIC queues each, receiving
+#           in order on both (the TEST.sh given under selftests/lab/
+#           instead)
 # Each build step is one test (a non-zero exit or a warning fails it); the
 # vm stage adds its "N passed, N failed, N skipped".  The last line is the
 # sum, and the exit status is non-zero on any failure.  Logs in out/check-debug/.
@@ -94,9 +98,13 @@ stage_tools() {
 		make -C "$ROOT" provider tools
 }
 
+# the lab scripts the lane runs when no TEST.sh is given
+LAB_TESTS=(selftests/lab/ordered_rx.sh)
+
 stage_vm() {
 	local rc=0 tests=("$@") start=$SECONDS
 
+	[ "$ALL" = 1 ] || [ $# != 0 ] || return 0
 	if [ ${#tests[@]} = 0 ]; then
 		# packaging.sh installs the DKMS build made for Debian's
 		# kernel; on this one DKMS would compile in the guest
@@ -120,8 +128,34 @@ stage_vm() {
 	say "vm: $((SECONDS - start)) s"
 }
 
+stage_lab() {
+	local rc=0 tests=("$@") start=$SECONDS t
+
+	if [ "$ALL" = 1 ]; then
+		for t in "${LAB_TESTS[@]}"; do
+			tests+=("$ROOT/$t")
+		done
+	fi
+	[ ${#tests[@]} != 0 ] || return 0
+	"$ROOT/selftests/run_lab.sh" --kernel "$KDIR" \
+		--module "$SCRATCH/eroce/drivers/infiniband/sw/eroce/eroce.ko" \
+		--env EROCE_ALLOW_MISSING=1 \
+		"${tests[@]}" 2>&1 | tee "$LOG/lab.log" || rc=$?
+	summed lab "$LOG/lab.log" $rc
+	say "lab: $((SECONDS - start)) s"
+}
+
 main() {
-	local start=$SECONDS
+	local start=$SECONDS t vm_tests=() lab_tests=()
+
+	# no TEST.sh: every stage whole; else each TEST.sh to its runner
+	ALL=$(($# == 0))
+	for t in "$@"; do
+		case "$(cd "$(dirname "$t")" && pwd -P)" in
+		"$ROOT/selftests/lab") lab_tests+=("$t") ;;
+		*) vm_tests+=("$t") ;;
+		esac
+	done
 
 	mkdir -p "$LOG" "$SCRATCH"
 	say "debug kernel"
@@ -132,9 +166,11 @@ main() {
 		stage_tools
 		if [ "$FAILED" = 0 ]; then
 			say "VM tests on the debug kernel"
-			stage_vm "$@"
+			stage_vm ${vm_tests[@]+"${vm_tests[@]}"}
+			say "two-host lab on the debug kernel"
+			stage_lab ${lab_tests[@]+"${lab_tests[@]}"}
 		else
-			say "vm: FAILED (not run: a build step failed)"
+			say "vm, lab: FAILED (not run: a build step failed)"
 			count 0 1
 		fi
 	else

@@ -74,6 +74,11 @@
 # --env NAME=VALUE (repeatable) sets NAME in the
 # scripts' environment on every guest; --cpu MODEL replaces the CPU
 # model; --mem the memory of each guest (default 1024 MiB).
+# --kernel DIR [--module KO] boots every guest on the debug kernel, as
+# run_vm.sh's options of that name do (its modules, the eroce.ko built
+# against it, panic_on_warn, kmemleak around the script, timeouts and
+# the boot margin times EROCE_VM_TIMEOUT_MULT, default 3); each guest
+# then has at least 2048 MiB (KASAN's shadow).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd -P)
@@ -99,6 +104,10 @@ MEM=1024
 STREAM=0
 SWITCH_ARGS=()
 GUEST_ENV=()
+KERNEL_DIR=
+MODULE=
+DEBUG=0
+MULT=1
 TIMEOUT=300
 TIMEOUT_SET=0
 PASSED=0
@@ -110,7 +119,7 @@ QPIDS=()
 NSK=0
 
 usage() {
-	echo "usage: $0 [--guests N] [--nic virtio|e1000e|virtio-mq] [--mtu MTU] [--switch CMD]... [--timeout SECS] [--mem MiB] [--cpu MODEL] [--stream] [--env NAME=VALUE]... TEST.sh..." >&2
+	echo "usage: $0 [--guests N] [--nic virtio|e1000e|virtio-mq] [--mtu MTU] [--switch CMD]... [--timeout SECS] [--mem MiB] [--cpu MODEL] [--stream] [--kernel DIR [--module KO]] [--env NAME=VALUE]... TEST.sh..." >&2
 	exit 2
 }
 
@@ -125,6 +134,8 @@ parse_args() {
 		--mem) [ $# -ge 2 ] || usage; MEM=$2; shift ;;
 		--cpu) [ $# -ge 2 ] || usage; CPU=$2; shift ;;
 		--stream) STREAM=1 ;;
+		--kernel) [ $# -ge 2 ] || usage; KERNEL_DIR=$2; shift ;;
+		--module) [ $# -ge 2 ] || usage; MODULE=$2; shift ;;
 		--env)
 			if [ $# -lt 2 ] || ! [[ "$2" =~ ^[A-Z_][A-Z0-9_]*= ]]; then usage; fi
 			GUEST_ENV+=("$2"); shift ;;
@@ -142,7 +153,40 @@ parse_args() {
 		case "$v" in ''|*[!0-9]*) usage ;; esac
 	done
 	TESTS=("$@")
+	if [ -n "$MODULE" ] && [ -z "$KERNEL_DIR" ]; then
+		echo "run_lab: --module goes with --kernel (the distribution kernel loads the tree's eroce.ko)" >&2
+		exit 2
+	fi
+	if [ -n "$KERNEL_DIR" ]; then
+		debug_kernel
+		return
+	fi
 	KVER=${KVER:-$("$ROOT/scripts/kver.sh")}
+}
+
+# debug_kernel: boot the kernel built in KERNEL_DIR, in debug mode (as
+# run_vm.sh's function of that name)
+debug_kernel() {
+	KERNEL_DIR=$(cd "$KERNEL_DIR" 2>/dev/null && pwd -P) ||
+		{ echo "run_lab: no kernel directory $KERNEL_DIR" >&2; exit 1; }
+	if [ ! -f "$KERNEL_DIR/done" ] || [ ! -s "$KERNEL_DIR/bzImage" ]; then
+		echo "run_lab: $KERNEL_DIR: no built kernel (selftests/vm/build-debug-kernel.sh)" >&2
+		exit 1
+	fi
+	KVER=$(cat "$KERNEL_DIR/kver")
+	MODROOT=$KERNEL_DIR/modules/lib/modules
+	[ -n "$MODULE" ] || MODULE=$ROOT/out/debug/eroce/drivers/infiniband/sw/eroce/eroce.ko
+	MODULE=$(readlink -f "$MODULE")
+	case "$(modinfo -F vermagic "$MODULE" 2>/dev/null)" in
+	"$KVER "*) ;;
+	*) echo "run_lab: $MODULE is not eroce.ko built for $KVER (scripts/check-debug.sh)" >&2; exit 1 ;;
+	esac
+	DEBUG=1
+	MULT=${EROCE_VM_TIMEOUT_MULT:-3}
+	case "$MULT" in ''|*[!0-9]*|0) usage ;; esac
+	BOOT_MARGIN=$((BOOT_MARGIN * MULT))
+	[ "$MEM" -ge 2048 ] || MEM=2048
+	[ "$SW_MEM" -ge 2048 ] || SW_MEM=2048
 }
 
 check_host() {
@@ -150,15 +194,22 @@ check_host() {
 	for t in qemu-system-x86_64 timeout cpio gzip ip; do
 		command -v "$t" >/dev/null || { echo "run_lab: $t missing (make deps)" >&2; exit 1; }
 	done
+	[ $DEBUG = 0 ] || return 0
 	[ -r "/boot/vmlinuz-$KVER" ] || { echo "run_lab: no /boot/vmlinuz-$KVER" >&2; exit 1; }
 	[ -f "$ROOT/drivers/infiniband/sw/eroce/eroce.ko" ] ||
 		echo "run_lab: no eroce.ko yet (make all tools)" >&2
 }
 
-# prepare_images: run_vm.sh's cached vmlinux and initramfs in out/vm
+# prepare_images: run_vm.sh's cached vmlinux and initramfs in out/vm;
+# the debug kernel boots from its bzImage
 prepare_images() {
 	mkdir -p "$OUT/runs"
 	INITRD="$OUT/initramfs-$KVER.cpio.gz"
+	if [ $DEBUG = 1 ]; then
+		VMLINUX=$KERNEL_DIR/bzImage
+		"$VMDIR/mkinitramfs.sh" "$KVER" "$INITRD" "$MODROOT"
+		return
+	fi
 	VMLINUX="$OUT/vmlinux-$KVER"
 	if [ ! -s "$VMLINUX" ] || [ "/boot/vmlinuz-$KVER" -nt "$VMLINUX" ]; then
 		"$VMDIR/extract-vmlinux.sh" "/boot/vmlinuz-$KVER" "$VMLINUX.$$"
@@ -269,6 +320,12 @@ write_params() {
 		for t in ${GUEST_ENV[@]+"${GUEST_ENV[@]}"}; do
 			echo "export ${t%%=*}=$(squote "${t#*=}")"
 		done
+		if [ $DEBUG = 1 ]; then
+			echo "EROCE_DEBUG_KERNEL=1"
+			echo "EROCE_TIMEOUT_MULT=$MULT"
+			echo "EROCE_VM_MODDIR=$(squote "$MODROOT/$KVER")"
+			echo "EROCE_VM_MODULE=$(squote "$MODULE")"
+		fi
 	} >"$dir/params"
 }
 
@@ -308,7 +365,7 @@ switch_nic_args() {
 # is the switch guest
 start_guest() {
 	local i=$1 dir=$RUN/g$1 p9="security_model=none,multidevs=remap"
-	local pfx=() mem=$MEM
+	local pfx=() mem=$MEM debug=
 
 	if [ "$i" = "$GUESTS" ]; then
 		switch_nic_args
@@ -317,13 +374,15 @@ start_guest() {
 		nic_args "$i"
 	fi
 	[ "$LINK" != tap ] || pfx=(ip netns exec "$NS")
+	# run_vm.sh says why the debug kernel needs acpi=noirq
+	[ $DEBUG = 0 ] || debug=" panic_on_warn=1 acpi=noirq"
 	timeout -k 5 $((T + BOOT_MARGIN)) "${pfx[@]}" qemu-system-x86_64 \
 		-accel tcg -cpu "$CPU" -smp "$SMP" -m "$mem" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-serial "file:$dir/console.log" \
 		-pidfile "$dir/qemu.pid" \
 		-kernel "$VMLINUX" -initrd "$INITRD" \
-		-append "console=ttyS0 panic=-1 quiet rdinit=/init tsc=reliable no_timer_check mitigations=off i8042.noaux i8042.nokbd" \
+		-append "console=ttyS0 panic=-1 quiet rdinit=/init tsc=reliable no_timer_check mitigations=off i8042.noaux i8042.nokbd$debug" \
 		-fsdev "local,id=hostroot,path=/,readonly=on,$p9" \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-fsdev "local,id=result,path=$dir,$p9" \
@@ -380,13 +439,18 @@ cleanup() {
 
 # guest_verdict I: why guest I failed the script; empty when it passed
 guest_verdict() {
-	local td=$RUN/g$1/1 qrc=${QRC[$1]} rc
+	local td=$RUN/g$1/1 qrc=${QRC[$1]} rc first
 
 	if [ ! -f "$td/rc" ]; then
 		if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 			echo "QEMU killed: wall-clock limit $((T + BOOT_MARGIN))s exceeded"
 		elif [ -s "$RUN/g$1/initramfs-error" ]; then
 			echo "guest init failed: $(head -n 1 "$RUN/g$1/initramfs-error")"
+		elif [ -f "$td/time" ]; then
+			echo "no kmemleak verdict: the guest ended during its checks"
+		elif first=$(awk -f "$VMDIR/reports.awk" "$RUN/g$1/console.log" 2>/dev/null |
+			head -n 1 | sed 's/^\[[ 0-9.]*\] //') && [ -n "$first" ]; then
+			echo "guest died after a kernel report: $first"
 		else
 			echo "no verdict from the guest (QEMU exit $qrc)"
 		fi
@@ -407,7 +471,14 @@ guest_diag() {
 	local dir=$RUN/g$1
 
 	[ ! -s "$dir/1/dmesg.bad" ] || sed 's/^/# dmesg: /' "$dir/1/dmesg.bad" | head -n 40
+	# the debug kernel's reports, whole (kmemleak's among them)
+	if [ $DEBUG = 1 ] && [ -s "$dir/1/reports" ]; then
+		sed 's/^/# report: /' "$dir/1/reports" | head -n 300
+	fi
 	if [ ! -f "$dir/1/rc" ]; then
+		[ $DEBUG = 0 ] ||
+			awk -f "$VMDIR/reports.awk" "$dir/console.log" 2>/dev/null |
+			head -n 300 | sed 's/^/# console report: /'
 		tail -n 30 "$dir/console.log" 2>/dev/null | sed 's/^/# console: /'
 		tail -n 5 "$dir/qemu.log" 2>/dev/null | sed 's/^/# qemu: /'
 	fi
@@ -451,11 +522,13 @@ test_switch_guest() {
 	fi
 }
 
-# test_timeout TEST: the script's "# vm-timeout: SECS", else the default
+# test_timeout TEST: the script's "# vm-timeout: SECS", else the default;
+# times the debug kernel's multiplier unless --timeout gave it
 test_timeout() {
 	local t=''
 	[ "$TIMEOUT_SET" = 1 ] ||
 		t=$(sed -n '1,20s/^# vm-timeout: *\([0-9][0-9]*\) *$/\1/p' "$1" | head -n 1)
+	[ "$TIMEOUT_SET" = 1 ] || t=$(( ${t:-$TIMEOUT} * MULT ))
 	echo "${t:-$TIMEOUT}"
 }
 
