@@ -27,8 +27,13 @@ objdump -d "$KO" | perl -e '
 		if (/^[0-9a-f]+ <(.*)>:$/) {
 			$fn = $1;
 		} elsif (/\ssub\s+\$0x([0-9a-f]+),%rsp$/) {
+			# `sub $-128,%rsp` is the short form of `add $128,%rsp`
+			next if length($1) == 16 && $1 =~ /^[89a-f]/;
 			my $size = hex($1);
 			$frame{$fn} = $size if $size > ($frame{$fn} // 0);
+		} elsif (/\sadd\s+\$0xffffffffffffff80,%rsp$/) {
+			# and `add $-128,%rsp` the short form of `sub $128,%rsp`
+			$frame{$fn} = 128 if 128 > ($frame{$fn} // 0);
 		} elsif (/\ssub\s+%\w+,%rsp$/) {
 			$dynamic{$fn} = 1;
 		}
