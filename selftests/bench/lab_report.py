@@ -18,7 +18,7 @@ PAIRS = ("eroce", "rxe", "tcp")
 SHORT = {"ib_write_bw": "write", "ib_send_bw": "send", "ib_read_bw": "read"}
 # eroce's counters shown beside the table, in this order
 EROCE_FACTS = ("rx_packets", "rx_gro_batches", "rx_gro_packets",
-               "tx_packets", "tx_batches", "tx_deferred", "qp_cpu_moves",
+               "tx_packets", "tx_batches", "tx_deferred", "doorbells", "qp_cpu_moves",
                "retransmit_timeouts", "stale_timer_expiries", "retransmitted_packets",
                "retransmits_by_nak", "duplicate_requests", "seq_err_naks_sent",
                "rnr_naks_sent", "retry_exceeded", "tx_errors", "tx_nomem")

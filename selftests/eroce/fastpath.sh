@@ -38,6 +38,10 @@
 #     and two read() calls per message, the rest at most one
 # A post_recv, poll_cq or req_notify_cq that entered the kernel would add
 # one per message and fail these bounds.
+# Beside each bound but the events pingpong's, ..._doorbells_counted:
+# eroce1's doorbells counter moved by as much per message as the client
+# made write() calls (the doorbell is a write() to the uverbs device),
+# within 0.05.
 # The figures go to the KTAP log (Documentation/bench.rst quotes them).
 # On the debug kernel every run has an eighth of the iterations (N1/N2
 # 125/625, pingpong 25/125) and a bound missed is a skip (ktap_bound):
@@ -86,14 +90,17 @@ calls() {
 		s=(ibv_rc_pingpong -d eroce2 -g "$G2" -s 64 -n "$n" -c -e)
 		c=(ibv_rc_pingpong -d eroce1 -g "$G1" -s 64 -n "$n" -c -e "$SRV") ;;
 	esac
-	local t0
+	local t0 db0 db1
 	t0=$(date +%s%N)
+	db0=$(stat_get eroce1 doorbells)
 	if ! srv_cli 180 "$NS2" "$NS1" "${s[@]}" -- \
 		strace -f -c -o "$TRACE" "${c[@]}"; then
 		srv_cli_diag >&2
 		return 1
 	fi
 	echo $((($(date +%s%N) - t0) / 1000000)) >"$TRACE.ms.$n"
+	db1=$(stat_get eroce1 doorbells)
+	echo $((db1 - db0)) >"$TRACE.db.$n"
 	cp "$TRACE" "$TRACE.$n"
 	# the "total" line of strace -c: ... calls [errors] total
 	awk '$NF == "total" { print ($5 ~ /^[0-9]+$/) ? $4 : $3 }' "$TRACE"
@@ -105,17 +112,36 @@ syscall_count() {
 		END { if (!f) print 0 }' "$TRACE.$1"
 }
 
-# per_msg KIND N1 N2 MAX: one subtest; marginal calls per message <= MAX
+# rate A B N1 N2: (B - A) / (N2 - N1), three decimals
+rate() {
+	awk -v a="$1" -v b="$2" -v n1="$3" -v n2="$4" \
+		'BEGIN { printf "%.3f", (b - a) / (n2 - n1) }'
+}
+
+# doorbells_counted KIND N1 N2: the second subtest of per_msg
+doorbells_counted() {
+	local kind=$1 n1=$2 n2=$3 d w
+	d=$(rate "$(cat "$TRACE.db.$n1")" "$(cat "$TRACE.db.$n2")" "$n1" "$n2")
+	w=$(rate "$(syscall_count "$n1" write)" "$(syscall_count "$n2" write)" "$n1" "$n2")
+	ktap_result "${kind}_doorbells_counted" \
+		"$(awk -v d="$d" -v w="$w" 'BEGIN { print (d - w <= 0.05 && w - d <= 0.05) ? 0 : 1 }')" \
+		"doorbells counted $d per message, write() calls $w"
+	ktap_diag "$kind: doorbells counted $d per message, write() calls $w"
+}
+
+# per_msg KIND N1 N2 MAX: two subtests; marginal calls per message <= MAX
 # (kept in RATE[KIND]); MAX "rtt" is the doorbell bound of a 2 ms round
 # trip: one doorbell per 2 ms of the N2 run, plus 100, per message of
 # N2 - N1, and at most half of RATE[write_bw]
 declare -A RATE
 per_msg() {
 	local kind=$1 n1=$2 n2=$3 max=$4 c1 c2 r
-	debug_subset "${kind}_syscalls_per_message" && return
+	debug_subset "${kind}_syscalls_per_message" "${kind}_doorbells_counted" &&
+		return
 	c1=$(calls "$kind" "$n1") && c2=$(calls "$kind" "$n2")
 	if [ -z "${c1:-}" ] || [ -z "${c2:-}" ]; then
 		ktap_fail "${kind}_syscalls_per_message" "workload failed"
+		ktap_fail "${kind}_doorbells_counted" "workload failed"
 		return
 	fi
 	if [ "$max" = rtt ]; then
@@ -124,17 +150,17 @@ per_msg() {
 			if (m > w / 2) m = w / 2; printf "%.3f", m }')
 		ktap_diag "$kind: $n2 messages in $(cat "$TRACE.ms.$n2") ms, one doorbell per 2 ms round trip, half of write_bw's ${RATE[write_bw]:-1}: at most $max per message"
 	fi
-	r=$(awk -v a="$c1" -v b="$c2" -v n1="$n1" -v n2="$n2" \
-		'BEGIN { printf "%.3f", (b - a) / (n2 - n1) }')
+	r=$(rate "$c1" "$c2" "$n1" "$n2")
 	RATE[$kind]=$r
 	ktap_diag "$kind: $c1 system calls for $n1 messages, $c2 for $n2: $r per message"
 	ktap_diag "$(sort -k4 -n -r "$TRACE" | awk '$NF != "total" && $4 ~ /^[0-9]+$/' | head -n 3)"
 	ktap_bound "${kind}_syscalls_per_message" \
 		"$(awk -v r="$r" -v m="$max" 'BEGIN { print (r <= m) ? 0 : 1 }')" \
 		"$r system calls per message, want <= $max"
+	doorbells_counted "$kind" "$n1" "$n2"
 }
 
-ktap_plan 8
+ktap_plan 13
 require eroce_pair_setup
 require pair_gids
 pair_gids

@@ -200,6 +200,7 @@ static struct {
 	uint32_t rate_kbps;	/* -L: this side's QPs, ibv_modify_qp_rate_limit */
 	uint8_t ack_timeout;	/* -T: this side's QPs' local ACK timeout */
 	const char *gate;	/* -G: start the operations once this file exists */
+	int vector;		/* -V: the CQs' completion vector */
 } opt = {
 	.gidx = 1,
 	.port = 18530,
@@ -600,10 +601,11 @@ static void setup_verbs(void)
 		if (!chan)
 			eroce_die("ibv_create_comp_channel failed");
 	}
-	scq = ibv_create_cq(ctx, n * d + 1, NULL, chan, 0);
-	rcq = ibv_create_cq(ctx, n * (2 * d + 1) + 1, NULL, chan, 0);
+	scq = ibv_create_cq(ctx, n * d + 1, NULL, chan, opt.vector);
+	rcq = ibv_create_cq(ctx, n * (2 * d + 1) + 1, NULL, chan, opt.vector);
 	if (!scq || !rcq)
-		eroce_die("ibv_create_cq failed: %s", strerror(errno));
+		eroce_die("ibv_create_cq (vector %d of %d) failed: %s",
+			  opt.vector, ctx->num_comp_vectors, strerror(errno));
 
 	for (i = 0; i < n; i++) {
 		struct qpctx *q = &qps[i];
@@ -1525,6 +1527,7 @@ static void usage(void)
 	       "                1..31 (default 14: 67 ms)\n"
 	       "  -P            busy-poll the CQs instead of completion events\n"
 	       "  -L KBPS       rate limit of this side's QPs (ibv_modify_qp_rate_limit)\n"
+	       "  -V VECTOR     completion vector of this side's CQs (default 0)\n"
 	       "  -G FILE       connected, wait for FILE to exist before the operations\n"
 	       "                (several clients start their transfers together)\n"
 	       "  -v            verbose\n");
@@ -1536,7 +1539,7 @@ int main(int argc, char **argv)
 	bool active;
 	int c, op, rc = 0;
 
-	while ((c = getopt(argc, argv, "d:g:p:i:q:w:b:S:r:o:a:A:m:s:Rt:T:PL:G:vh")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:p:i:q:w:b:S:r:o:a:A:m:s:Rt:T:PL:G:V:vh")) != -1) {
 		switch (c) {
 		case 'd': opt.dev = optarg; break;
 		case 'g': opt.gidx = atoi(optarg); break;
@@ -1585,6 +1588,7 @@ int main(int argc, char **argv)
 		case 'P': opt.busy_poll = true; break;
 		case 'L': opt.rate_kbps = strtoul(optarg, NULL, 0); break;
 		case 'G': opt.gate = optarg; break;
+		case 'V': opt.vector = atoi(optarg); break;
 		case 'v': opt.verbose = true; break;
 		default: usage();
 		}

@@ -42,6 +42,7 @@ int eroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return err;
 
 	cq->user = !!udata;
+	cq->comp_vector = attr->comp_vector;
 	num_slots = roundup_pow_of_two(attr->cqe);
 	err = eroce_ring_init(&cq->ring, num_slots, sizeof(struct eroce_cqe),
 			      cq->user);

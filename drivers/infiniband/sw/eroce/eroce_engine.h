@@ -244,6 +244,13 @@ struct eroce_resp {
 	u32 atomic_next;
 };
 
+/* who runs a QP's engines from process context (eroce_qp_run()) */
+enum eroce_qp_runner {
+	EROCE_RUN_NONE,			/* nobody, or the receive softirq */
+	EROCE_RUN_WORK,			/* the QP's work item */
+	EROCE_RUN_DOORBELL,		/* the poster of a user doorbell */
+};
+
 struct eroce_qp_engine {
 	/* guards req, resp and the QP's SQ/RQ consumer side in the engines */
 	spinlock_t lock;
@@ -252,8 +259,7 @@ struct eroce_qp_engine {
 	int follow_cpu;			/* where the peer's requests arrive */
 	u32 follow_pkts;		/* how many in a row arrived there */
 	bool dead;			/* QP being destroyed: no new work */
-	bool in_work;			/* the work item runs the engines */
-	bool in_doorbell;		/* the poster runs the requester */
+	enum eroce_qp_runner runner;	/* who runs the engines now */
 	bool tx_stalled;		/* a packet was dropped on the way out */
 	bool comm_est;			/* IB_EVENT_COMM_EST raised (RTR) */
 	bool sqd_notify;		/* IB_EVENT_SQ_DRAINED still owed */

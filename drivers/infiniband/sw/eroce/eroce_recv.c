@@ -510,6 +510,7 @@ out_free:
  */
 int eroce_recv_encap(struct sock *sk, struct sk_buff *skb)
 {
+	/* linear: __udp4_lib_rcv() and __udp6_lib_rcv() pulled it in */
 	__skb_pull(skb, sizeof(struct udphdr));
 	eroce_recv_skb(sk, skb);
 	return 0;

@@ -22,6 +22,7 @@ struct eroce_qp_snapshot {
 	u32 srtt_us, rttvar_us, tlp_armed, tlp_sent;
 	u32 rate_kbps, rate_limit_kbps, cc_active, dcqcn_alpha;
 	u32 epsn, msn, nak_sent, rsp_queued;
+	u32 cpu, txq_len;
 };
 
 static void eroce_qp_snapshot(struct eroce_qp *qp, struct eroce_qp_snapshot *s)
@@ -58,6 +59,8 @@ static void eroce_qp_snapshot(struct eroce_qp *qp, struct eroce_qp_snapshot *s)
 	s->msn = resp->msn;
 	s->nak_sent = resp->nak_sent;
 	s->rsp_queued = resp->rsp_head - resp->rsp_tail;
+	s->cpu = eng->cpu;
+	s->txq_len = skb_queue_len(&eng->txq);
 	spin_unlock_bh(&eng->lock);
 }
 
@@ -95,6 +98,8 @@ static int eroce_qp_snapshot_put(struct sk_buff *msg,
 		{ "msn", s->msn },
 		{ "nak_sent", s->nak_sent },
 		{ "responses_queued", s->rsp_queued },
+		{ "cpu", s->cpu },
+		{ "txq_len", s->txq_len },
 	};
 	struct nlattr *table;
 	size_t i;

@@ -4,11 +4,11 @@
  * packets leave from.
  *
  * Owns the eroce workqueue and the kicks that queue a QP's work item on
- * it, on the QP's CPU (qp->eng.cpu: picked by QP number when the QP
- * leaves RESET, moved by eroce_task.c after its peer's requests).  The
- * work function, which runs the engines, is eroce_task.c's: the engines
- * kick the work item through here and never call the file that runs
- * them.
+ * it, on the QP's CPU (qp->eng.cpu: its send CQ's completion vector's,
+ * or by QP number for vector 0, when the QP leaves RESET; moved by
+ * eroce_task.c after its peer's requests).  The work function, which
+ * runs the engines, is eroce_task.c's: the engines kick the work item
+ * through here and never call the file that runs them.
  *
  * Owns the QP's transmit context too: its responses (ACKs, NAKs, read
  * and atomic responses), its retransmissions and its CNPs are handed to
@@ -42,9 +42,9 @@ int eroce_wq_init(void)
 	/*
 	 * Per CPU, not WQ_UNBOUND: a QP's work item is queued on the QP's
 	 * CPU (qp->eng.cpu) and runs there while that CPU is online, and
-	 * that CPU is the QP's transmit context.  When it
-	 * goes offline the work item runs elsewhere and stays the transmit
-	 * context (qp->eng.in_work); nothing else runs on an offline CPU.
+	 * that CPU is the QP's transmit context.  When it goes offline the
+	 * work item runs elsewhere and stays the transmit context
+	 * (EROCE_RUN_WORK); nothing else runs on an offline CPU.
 	 */
 	eroce_wq = alloc_workqueue("eroce", WQ_MEM_RECLAIM, 0);
 	return eroce_wq ? 0 : -ENOMEM;
@@ -100,7 +100,7 @@ bool eroce_qp_tx_here(struct eroce_qp *qp)
 
 	lockdep_assert_held(&eng->lock);
 	return smp_processor_id() == eng->cpu ||
-	       (eng->in_work && !cpu_online(eng->cpu));
+	       (eng->runner == EROCE_RUN_WORK && !cpu_online(eng->cpu));
 }
 
 /**
@@ -146,7 +146,9 @@ void eroce_qp_tx_follow(struct eroce_qp *qp)
 		eng->follow_cpu = cpu;
 		eng->follow_pkts = 0;
 	}
-	if (++eng->follow_pkts >= EROCE_FOLLOW_PKTS)
+	/* one kick: the work item tries the move after every run anyway */
+	if (eng->follow_pkts < EROCE_FOLLOW_PKTS &&
+	    ++eng->follow_pkts == EROCE_FOLLOW_PKTS)
 		eroce_qp_kick(qp);
 }
 
@@ -167,6 +169,7 @@ int eroce_qp_tx_drain(struct eroce_qp *qp)
 	struct sk_buff *skb;
 
 	lockdep_assert_held(&eng->lock);
+	/* cut into batches when they were made: no size limit applies */
 	eroce_tx_batch_init(&b, 4 * EROCE_TX_BATCH_PKTS);
 	while ((skb = __skb_dequeue(&eng->txq))) {
 		bool end = eroce_txq_cb(skb)->batch_end;
@@ -232,7 +235,7 @@ int eroce_qp_send_batch(struct eroce_qp *qp, struct eroce_tx_batch *b)
 			return eroce_qp_tx_drop(qp, b);
 		return eroce_qp_xmit_batch(qp, b);
 	}
-	if (eng->in_doorbell)
+	if (eng->runner == EROCE_RUN_DOORBELL)
 		return eroce_qp_xmit_batch(qp, b);
 	if (skb_queue_len(&eng->txq) + n > limit)
 		return eroce_qp_tx_drop(qp, b);

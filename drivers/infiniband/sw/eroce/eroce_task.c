@@ -52,8 +52,7 @@ static void eroce_qp_run(struct eroce_qp *qp, bool work)
 		spin_unlock_bh(&eng->lock);
 		return;
 	}
-	eng->in_work = work;
-	eng->in_doorbell = !work;
+	eng->runner = work ? EROCE_RUN_WORK : EROCE_RUN_DOORBELL;
 	if (work && eroce_qp_work_misplaced(qp))
 		goto out_unlock;
 	/* a failed drain kicked the work item for later */
@@ -67,8 +66,7 @@ static void eroce_qp_run(struct eroce_qp *qp, bool work)
 		more |= eroce_req_run(qp);
 	}
 out_unlock:
-	eng->in_work = false;
-	eng->in_doorbell = false;
+	eng->runner = EROCE_RUN_NONE;
 	stalled = eng->tx_stalled;
 	eng->tx_stalled = false;
 	spin_unlock_bh(&eng->lock);
@@ -97,6 +95,7 @@ out_unlock:
  */
 void eroce_qp_doorbell(struct eroce_qp *qp)
 {
+	eroce_stat_inc(to_eroce_dev(qp->ibqp.device), EROCE_CNT_DOORBELLS);
 	/* the requester only: read responses are the work item's */
 	eroce_qp_run(qp, false);
 }
@@ -260,6 +259,21 @@ static void eroce_qp_work(struct work_struct *work)
 	eroce_qp_move(qp);
 }
 
+/*
+ * Where a QP leaving RESET starts: on the CPU its send CQ's completion
+ * vector names, vector v the v-th online CPU, as a RoCE NIC raises the
+ * CQ's interrupts on the vector's CPU.  Vector 0, which every API passes
+ * unless the application chose, leaves the choice to eroce: QPs spread
+ * over the CPUs by number.
+ */
+static int eroce_qp_first_cpu(struct eroce_qp *qp)
+{
+	u32 vector = to_eroce_cq(qp->ibqp.send_cq)->comp_vector;
+
+	return cpumask_local_spread(vector ? vector : qp->ibqp.qp_num,
+				    NUMA_NO_NODE);
+}
+
 /**
  * eroce_qp_engine_init() - set up the transport state of a new QP
  * @qp: the QP; its SQ and RQ rings exist, @srq is its SRQ or NULL
@@ -417,10 +431,9 @@ void eroce_qp_engine_modify(struct eroce_qp *qp, enum ib_qp_state cur,
 		return;
 	}
 
-	/* spread QPs over the CPUs by number; requests may move them */
+	/* the CPU its send CQ's vector names; requests may move it */
 	if (cur == IB_QPS_RESET) {
-		WRITE_ONCE(eng->cpu, cpumask_local_spread(qp->ibqp.qp_num,
-							  NUMA_NO_NODE));
+		WRITE_ONCE(eng->cpu, eroce_qp_first_cpu(qp));
 		eng->follow_cpu = eng->cpu;
 		eng->follow_pkts = 0;
 	}

@@ -216,6 +216,7 @@ struct eroce_mw {
 struct eroce_cq {
 	struct ib_cq ibcq;
 	bool user;
+	u32 comp_vector;		/* picks the CPU of its QPs, but 0 */
 	struct eroce_ring ring;
 	/* IB_EVENT_CQ_ERR raised once; guarded by ring.producer_lock */
 	bool overflowed;
