@@ -77,6 +77,8 @@ lab_nic_drivers() {
 		*/pci/*) c=$(read_file "$d/class"); [ "${c#0x02}" != "$c" ] || continue ;;
 		*) [ "$(read_file "$d/device")" = 0x0001 ] || continue ;;
 		esac
+		# bound already: a driver built in (the debug kernel's)
+		[ -e "$d/driver" ] && continue
 		modprobe -q "$(read_file "$d/modalias")" || return
 	done
 }
