@@ -84,7 +84,7 @@ bad_vector() {
 	wait "$spid"
 	PORT=$((PORT + 1))
 	ktap_diag "vector $vec of $vec: exit $rc, $(head -n 1 "$OUT/bad.client")"
-	[ "$rc" = 2 ] && grep -q "ibv_create_cq (vector $vec of $vec) failed: Invalid argument" \
+	[ "$rc" = 2 ] && grep -q "ibv_create_cq failed: Invalid argument (vector $vec of $vec)" \
 		"$OUT/bad.client"
 }
 

@@ -604,8 +604,8 @@ static void setup_verbs(void)
 	scq = ibv_create_cq(ctx, n * d + 1, NULL, chan, opt.vector);
 	rcq = ibv_create_cq(ctx, n * (2 * d + 1) + 1, NULL, chan, opt.vector);
 	if (!scq || !rcq)
-		eroce_die("ibv_create_cq (vector %d of %d) failed: %s",
-			  opt.vector, ctx->num_comp_vectors, strerror(errno));
+		eroce_die("ibv_create_cq failed: %s (vector %d of %d)",
+			  strerror(errno), opt.vector, ctx->num_comp_vectors);
 
 	for (i = 0; i < n; i++) {
 		struct qpctx *q = &qps[i];
