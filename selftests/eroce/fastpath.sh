@@ -190,10 +190,8 @@ per_msg_events() {
 	fi
 	r1=$(syscall_count "$n1" read)
 	r2=$(syscall_count "$n2" read)
-	reads=$(awk -v a="$r1" -v b="$r2" -v n1="$n1" -v n2="$n2" \
-		'BEGIN { printf "%.3f", (b - a) / (n2 - n1) }')
-	other=$(awk -v a="$((c1 - r1))" -v b="$((c2 - r2))" -v n1="$n1" -v n2="$n2" \
-		'BEGIN { printf "%.3f", (b - a) / (n2 - n1) }')
+	reads=$(rate "$r1" "$r2" "$n1" "$n2")
+	other=$(rate "$((c1 - r1))" "$((c2 - r2))" "$n1" "$n2")
 	ktap_diag "pingpong_events: $c1 system calls ($r1 read) for $n1 messages, $c2 ($r2 read) for $n2: $reads read and $other others per message"
 	ktap_bound pingpong_events_reads_per_message \
 		"$(awk -v r="$reads" 'BEGIN { print (r >= 0.95 && r <= 2.05) ? 0 : 1 }')" \
